@@ -1,0 +1,31 @@
+# The README's commands. Each sets up its own virtual environment in .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed.stamp
+
+.PHONY: serve test bench test-collectors clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## serve: run tracescore on the embedded default config (database under ./data/)
+serve: $(STAMP)
+	mkdir -p data
+	$(BIN)/tracescore serve
+
+## test: run the test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+## bench: run the benchmarks (they print figures; nothing is asserted)
+bench: $(STAMP)
+	$(BIN)/python -m tests.bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info
