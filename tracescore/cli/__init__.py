@@ -1,0 +1,25 @@
+"""The ``tracescore`` command: serve, sql, export, trace, scorers, backfill, demo.
+
+Each topic's commands live in their own module and list themselves in ``COMMANDS``; those modules
+import only click at the top and everything heavy inside the command body, so
+``tracescore --help`` stays fast. User errors are ``click.ClickException`` sentences.
+"""
+
+from __future__ import annotations
+
+import click
+
+from . import _live_commands, _server_commands, _trace_commands
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tracescore")
+def main() -> None:
+    """tracescore: store agent traces from OpenTelemetry, score them, query scores with SQL."""
+
+
+for _module in (_server_commands, _trace_commands, _live_commands):
+    for _command in _module.COMMANDS:
+        main.add_command(_command)
+
+__all__ = ["main"]

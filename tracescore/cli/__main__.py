@@ -1,0 +1,5 @@
+"""``python -m tracescore.cli`` runs the command line."""
+
+from . import main
+
+main()
