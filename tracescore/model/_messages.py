@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from ._base import Model
 
 Role = Literal["user", "assistant", "system", "tool"]
-ToolState = Literal["call", "result", "output-error"]
+ToolState = Literal["call", "partial-call", "result", "output-error"]
 
 
 class ToolInvocation(Model):
@@ -30,7 +30,8 @@ class ToolInvocation(Model):
     result: Any = None
     """What the tool returned; None while the call is unfinished."""
     state: ToolState = "call"
-    """``call`` (no result yet), ``result`` (returned) or ``output-error`` (the tool failed)."""
+    """``call`` (no result yet), ``partial-call`` (args still streaming), ``result`` (returned)
+    or ``output-error`` (the tool failed)."""
     is_error: bool = False
     """True when the tool reported an error."""
 

@@ -246,6 +246,9 @@ class TrajectoryExpectation(Model):
     steps: list[ExpectedStep] | None = None
     ordering: Ordering = "relaxed"
     allow_repeated_steps: bool = True
+    compare_step_data: bool | None = None
+    """None: compare the fields each expected step sets; True: also legacy ``data``; False: names
+    and step types only."""
     max_steps: int | None = None
     max_total_tokens: int | None = None
     max_total_duration_ms: float | None = None
