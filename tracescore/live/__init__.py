@@ -1,0 +1,43 @@
+"""Live scoring: score new traces as they settle, once per scorer version, within a budget.
+
+The scheduler (APScheduler) decides *when* and *what*: it selects settled traces × registered
+scorers, applies filters and deterministic sampling, enforces budgets and retries, and records
+every decision. Loading a trace, running a scorer and writing rows are calls into
+``tracescore.traces``, ``tracescore.scoring`` and ``tracescore.store``.
+"""
+
+from ._budget import BudgetGuard, BudgetUsage, over_budget_reason
+from ._config import (
+    TARGETS,
+    BudgetSettings,
+    LiveSettings,
+    ScorerEntry,
+    parse_live_settings,
+    parse_scorer_entries,
+)
+from ._errors import ConfigError
+from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
+from ._retry import RetryDecision, RetryPolicy
+from ._sampling import is_sampled, sample_fraction
+
+__all__ = [
+    "TARGETS",
+    "BudgetGuard",
+    "BudgetSettings",
+    "BudgetUsage",
+    "ConfigError",
+    "LiveSettings",
+    "RegisteredScorer",
+    "Registry",
+    "RetryDecision",
+    "RetryPolicy",
+    "ScorerEntry",
+    "build_scorer",
+    "is_sampled",
+    "over_budget_reason",
+    "parse_live_settings",
+    "parse_scorer_entries",
+    "sample_fraction",
+    "scorer_version",
+    "uses_judge",
+]

@@ -1,0 +1,310 @@
+"""The running set of scorers: entries from ``[[scorers]]`` or ``register(...)``, each resolved to
+a ``Scorer`` with its id, target, sample rate, filter and version.
+
+``use`` names where the scorer lives: ``"package.module:attr"`` (attr may be dotted) or
+``"path/to/file.py:attr"`` (a path relative to the working directory, else to the config file's
+directory). The object is a ``Scorer``, or a factory called with ``args`` that returns one.
+
+The version is a stable hash of what decides the entry's results (use, args, target, filter,
+sample rate): change any of them and the scorer is a new version, scored afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import logging
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ._config import ScorerEntry
+from ._errors import ConfigError
+
+if TYPE_CHECKING:
+    from tracescore.scoring import Scorer
+
+logger = logging.getLogger(__name__)
+
+
+def scorer_version(
+    *, use: str, args: Mapping[str, Any], target: str, filter: str | None, sample_rate: float
+) -> str:
+    """A stable 16-hex-digit hash of an entry's config (key order and spacing do not matter)."""
+    canonical = json.dumps(
+        {"use": use, "args": dict(args), "target": target, "filter": filter,
+         "sample_rate": float(sample_rate)},
+        sort_keys=True, separators=(",", ":"), default=repr,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredScorer:
+    """One scorer of the running set."""
+
+    id: str
+    scorer: Scorer | None
+    """None when the entry is disabled and could not be built (see ``disabled_reason``)."""
+    version: str
+    use: str
+    target: str = "trace"
+    sample_rate: float = 1.0
+    filter: str | None = None
+    enabled: bool = True
+    disabled_reason: str | None = None
+    uses_judge: bool = False
+    """True when the scorer calls a judge (subject to the budget)."""
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Registry:
+    """An ordered set of scorers by id; built once at start-up and handed to the scheduler."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, RegisteredScorer] = {}
+
+    def __iter__(self) -> Iterator[RegisteredScorer]:
+        return iter(list(self._by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, scorer_id: object) -> bool:
+        return scorer_id in self._by_id
+
+    def get(self, scorer_id: str) -> RegisteredScorer | None:
+        """The scorer with this id, or None."""
+        return self._by_id.get(scorer_id)
+
+    def enabled(self) -> list[RegisteredScorer]:
+        """The scorers that run."""
+        return [s for s in self._by_id.values() if s.enabled and s.scorer is not None]
+
+    def register(
+        self,
+        scorer: Scorer,
+        *,
+        id: str | None = None,  # noqa: A002 - the config key's name
+        target: str = "trace",
+        sample_rate: float = 1.0,
+        filter: str | None = None,  # noqa: A002
+        enabled: bool = True,
+        version: str | None = None,
+    ) -> RegisteredScorer:
+        """Add a scorer built in Python; ``version`` defaults to a hash of its id and options."""
+        _require_scorer(scorer, what="register()")
+        try:
+            entry = ScorerEntry.model_validate(
+                {"use": f"python:{scorer.id}", "id": id or scorer.id, "target": target,
+                 "sample_rate": sample_rate, "filter": filter, "enabled": enabled}
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"register({scorer.id!r}): key {key!r}: {first['msg']}") from None
+        item = RegisteredScorer(
+            id=entry.id or scorer.id,
+            scorer=scorer,
+            version=version or scorer_version(use=entry.use, args={}, target=entry.target,
+                                              filter=entry.filter, sample_rate=entry.sample_rate),
+            use=entry.use, target=entry.target, sample_rate=entry.sample_rate,
+            filter=entry.filter, enabled=entry.enabled, uses_judge=uses_judge(scorer),
+        )
+        return self._add(item, label=f"register({item.id!r})")
+
+    def add_entry(
+        self,
+        entry: ScorerEntry,
+        *,
+        index: int = 0,
+        base_dir: Path | None = None,
+        judge_model: str | None = None,
+        judge_api_base: str | None = None,
+        source: str = "the config file",
+    ) -> RegisteredScorer:
+        """Build and add one ``[[scorers]]`` entry; raise ``ConfigError`` naming it and the key."""
+        label = f"[[scorers]] entry #{index}" + (f" (id {entry.id!r})" if entry.id else "")
+        where = f"{label} in {source}"
+        args = dict(entry.args)
+        disabled_reason = None if entry.enabled else "enabled = false"
+        if entry.needs_judge:
+            if judge_model:
+                args.setdefault("model", judge_model)
+                if judge_api_base:
+                    args.setdefault("api_base", judge_api_base)
+            elif entry.enabled:
+                disabled_reason = (
+                    "needs a judge model: set TRACESCORE_JUDGE_MODEL (or [live] judge_model)"
+                )
+        version = scorer_version(use=entry.use, args=args, target=entry.target,
+                                 filter=entry.filter, sample_rate=entry.sample_rate)
+        scorer: Scorer | None = None
+        if disabled_reason is None:
+            scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
+        elif entry.id is None:
+            raise ConfigError(f"{where}: key 'id': a disabled entry needs an id")
+        item = RegisteredScorer(
+            id=entry.id or (scorer.id if scorer is not None else entry.use),
+            scorer=scorer, version=version, use=entry.use, target=entry.target,
+            sample_rate=entry.sample_rate, filter=entry.filter,
+            enabled=disabled_reason is None, disabled_reason=disabled_reason,
+            uses_judge=uses_judge(scorer) if scorer is not None else entry.needs_judge,
+            args=args,
+        )
+        return self._add(item, label=where)
+
+    @classmethod
+    def from_entries(
+        cls,
+        entries: Sequence[ScorerEntry],
+        *,
+        base_dir: Path | None = None,
+        judge_model: str | None = None,
+        judge_api_base: str | None = None,
+        source: str = "the config file",
+    ) -> Registry:
+        """Build the registry of validated ``[[scorers]]`` entries."""
+        registry = cls()
+        for index, entry in enumerate(entries, start=1):
+            registry.add_entry(entry, index=index, base_dir=base_dir, judge_model=judge_model,
+                               judge_api_base=judge_api_base, source=source)
+        return registry
+
+    def _add(self, item: RegisteredScorer, *, label: str) -> RegisteredScorer:
+        if item.id in self._by_id:
+            raise ConfigError(
+                f"{label}: key 'id': a scorer with id {item.id!r} is already registered; "
+                "set a different id"
+            )
+        self._by_id[item.id] = item
+        return item
+
+
+def _scorer_class() -> type:
+    from tracescore.scoring import Scorer
+
+    return Scorer
+
+
+def _require_scorer(obj: object, *, what: str) -> None:
+    if not isinstance(obj, _scorer_class()):
+        raise ConfigError(f"{what}: expected a tracescore Scorer, got {type(obj).__name__}")
+
+
+def uses_judge(scorer: Scorer) -> bool:
+    """True when the scorer or one of its steps has a judge or a prompt (spends judge tokens)."""
+    if getattr(scorer, "judge", None) is not None:
+        return True
+    for name in ("preprocess", "analyze", "generate_score", "generate_reason"):
+        step = getattr(scorer, f"_{name}", None) or getattr(scorer, f"{name}_step", None)
+        if step is not None and (getattr(step, "create_prompt", None) is not None
+                                 or getattr(step, "judge", None) is not None):
+            return True
+    return False
+
+
+def build_scorer(
+    use: str, args: Mapping[str, Any], *, base_dir: Path | None = None, where: str = "use"
+) -> Scorer:
+    """Resolve ``use`` and return the Scorer it names (calling a factory with ``args``)."""
+    obj = load_object(use, base_dir=base_dir, where=where)
+    scorer_cls = _scorer_class()
+    if isinstance(obj, scorer_cls):
+        if args:
+            raise ConfigError(
+                f"{where}: key 'args': {use!r} is a Scorer, not a factory, so it takes no args; "
+                "remove args or point use at a factory"
+            )
+        return obj
+    if not callable(obj):
+        raise ConfigError(
+            f"{where}: key 'use': {use!r} is a {type(obj).__name__}, not a Scorer or a factory"
+        )
+    try:
+        built = obj(**args)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: key 'args': calling {use!r} failed: {exc}") from exc
+    except Exception as exc:  # a factory's own error is the user's to see, as a sentence
+        raise ConfigError(
+            f"{where}: key 'use': the factory {use!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(built, scorer_cls):
+        raise ConfigError(
+            f"{where}: key 'use': calling {use!r} returned a {type(built).__name__}, "
+            "not a Scorer"
+        )
+    return built
+
+
+def load_object(use: str, *, base_dir: Path | None = None, where: str = "use") -> Any:
+    """Import what ``"module:attr"`` or ``"path/file.py:attr"`` names."""
+    target, sep, attr = use.rpartition(":")
+    if not sep or not target or not attr:
+        raise ConfigError(
+            f"{where}: key 'use': {use!r} must look like 'package.module:name' or "
+            "'path/to/file.py:name'"
+        )
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        module = _load_file(target, base_dir=base_dir, where=where)
+    else:
+        module = _import_module(target, where=where)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigError(
+                f"{where}: key 'use': {target!r} has no attribute {attr!r}"
+            ) from None
+    return obj
+
+
+def _import_module(name: str, *, where: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        # "package.module.attr": the last parts may be attributes of an importable module.
+        head, _, tail = name.rpartition(".")
+        if head and exc.name is not None and name.startswith(exc.name):
+            parent = _import_module(head, where=where)
+            if hasattr(parent, tail):
+                return getattr(parent, tail)
+        raise ConfigError(f"{where}: key 'use': cannot import {name!r}: {exc}") from None
+    except Exception as exc:
+        raise ConfigError(
+            f"{where}: key 'use': importing {name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _load_file(path_text: str, *, base_dir: Path | None, where: str) -> Any:
+    path = Path(path_text).expanduser()
+    candidates = [path] if path.is_absolute() else [Path.cwd() / path]
+    if not path.is_absolute() and base_dir is not None:
+        candidates.append(base_dir / path)
+    found = next((c.resolve() for c in candidates if c.is_file()), None)
+    if found is None:
+        tried = ", ".join(str(c) for c in candidates)
+        raise ConfigError(f"{where}: key 'use': no file {path_text!r} (looked at {tried})")
+    module_name = "tracescore_user_" + hashlib.sha256(str(found).encode()).hexdigest()[:12]
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, found)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{where}: key 'use': cannot load {str(found)!r} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise ConfigError(
+            f"{where}: key 'use': running {str(found)!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    return module
