@@ -1,0 +1,36 @@
+"""Prebuilt scorers, quick checks and trajectory utilities.
+
+LLM judges (``create_faithfulness_scorer``, ``create_hallucination_scorer``,
+``create_answer_relevancy_scorer``), code scorers over trajectories and tool calls, the
+``checks`` namespace of 0/1 micro-scorers, and pure helpers that read tool calls and compare,
+budget and audit trajectories. Every factory returns a ``tracescore.scoring.Scorer``.
+"""
+
+from ._checks_trajectory import (
+    analyze_tool_failures,
+    check_trajectory_blacklist,
+    check_trajectory_efficiency,
+)
+from ._compare import compare_trajectories
+from ._errors import TrajectoryCheckError
+from ._extract import (
+    extract_tool_calls,
+    extract_tool_results,
+    extract_trajectory,
+    extract_workflow_trajectory,
+)
+from ._results import Record, round_score
+
+__all__ = [
+    "Record",
+    "TrajectoryCheckError",
+    "analyze_tool_failures",
+    "check_trajectory_blacklist",
+    "check_trajectory_efficiency",
+    "compare_trajectories",
+    "extract_tool_calls",
+    "extract_tool_results",
+    "extract_trajectory",
+    "extract_workflow_trajectory",
+    "round_score",
+]
