@@ -1,0 +1,33 @@
+"""The scorer pipeline: ``create_scorer`` → preprocess → analyze → generate_score →
+generate_reason, with prompt steps answered by an LLM ``Judge`` through litellm.
+
+Importing this room is cheap: litellm is imported on the first judge call.
+"""
+
+from ._errors import JudgeOutputError, PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
+from ._filter import filter_run
+from ._judge import Judge
+from ._judge_call import load_litellm, normalise_usage
+from ._retry import RetryProcessor, classify_error, retry_after_s
+from ._scorer import Scorer, create_scorer
+from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
+
+__all__ = [
+    "Judge",
+    "JudgeOutputError",
+    "NotScorableSignal",
+    "PipelineIncompleteError",
+    "PromptStep",
+    "RetryProcessor",
+    "Scorer",
+    "ScorerDefinitionError",
+    "ScorerRunError",
+    "StepResults",
+    "classify_error",
+    "create_scorer",
+    "filter_run",
+    "load_litellm",
+    "normalise_usage",
+    "not_scorable",
+    "retry_after_s",
+]

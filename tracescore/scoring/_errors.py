@@ -1,0 +1,123 @@
+"""Errors of the scoring room.
+
+::
+
+    TracescoreError                     (tracescore.model)
+    ├── ScorerDefinitionError           a scorer built wrongly (missing id, bad step, no judge)
+    │   └── PipelineIncompleteError     also a ScorerRunError: found when a run starts
+    ├── ScorerRunError                  a step of a scorer run failed; carries the snapshot
+    └── JudgeOutputError                the judge gave no valid answer (a ScorerRunError cause)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracescore.model import TracescoreError
+
+if TYPE_CHECKING:
+    from tracescore.model import ScorerRunResult
+
+
+class ScorerDefinitionError(TracescoreError, ValueError):
+    """A scorer or one of its steps was defined wrongly; the message names the scorer and step."""
+
+
+class JudgeOutputError(TracescoreError):
+    """The judge answered, but not with text or an object that matches the step's schema."""
+
+    code = "invalid_output"
+
+    def __init__(self, message: str, *, raw_output: str | None = None) -> None:
+        super().__init__(message)
+        self.raw_output = raw_output
+
+
+def _error_code(exc: BaseException) -> str | int | None:
+    code = getattr(exc, "status_code", None)
+    if code is None:
+        code = getattr(exc, "code", None)
+    return code if isinstance(code, str | int) else None
+
+
+class ScorerRunError(TracescoreError):
+    """A step of a scorer run failed.
+
+    Attributes:
+        scorer_id: the scorer's id.
+        failed_step: the step that failed (``prepare_run``, ``preprocess``, ``analyze``,
+            ``generate_score`` or ``generate_reason``).
+        completed_steps: the steps that finished before it, in order.
+        result: a ``ScorerRunResult`` snapshot with the completed steps' outputs and every judge
+            execution (the failed step's included); None when nothing ran.
+        cause: the original exception (also ``__cause__``).
+    """
+
+    def __init__(
+        self,
+        failed_step: str,
+        completed_steps: Sequence[str] = (),
+        result: ScorerRunResult | None = None,
+        cause: BaseException | None = None,
+        *,
+        scorer_id: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        self.scorer_id = scorer_id
+        self.failed_step = failed_step
+        self.completed_steps = list(completed_steps)
+        self.result = result
+        self.cause = cause
+        if message is None:
+            who = f"scorer {scorer_id!r}" if scorer_id else "scorer"
+            done = ", ".join(self.completed_steps) or "none"
+            why = f"{type(cause).__name__}: {cause}" if cause is not None else "unknown error"
+            message = f"{who} failed at step {failed_step!r} (completed: {done}): {why}"
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_run_error,
+            (type(self), self.failed_step, self.completed_steps, self.result, self.cause,
+             self.scorer_id, self.message),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (no ``result``): what failed, after what, and why."""
+        cause: dict[str, Any] | None = None
+        if self.cause is not None:
+            cause = {
+                "name": type(self.cause).__name__,
+                "message": str(self.cause),
+                "code": _error_code(self.cause),
+            }
+        return {
+            "name": type(self).__name__,
+            "message": self.message,
+            "scorer_id": self.scorer_id,
+            "failed_step": self.failed_step,
+            "completed_steps": list(self.completed_steps),
+            "cause": cause,
+        }
+
+
+def _rebuild_run_error(cls: type[ScorerRunError], *args: Any) -> ScorerRunError:
+    failed_step, completed, result, cause, scorer_id, message = args
+    err = cls.__new__(cls)
+    ScorerRunError.__init__(
+        err, failed_step, completed, result, cause, scorer_id=scorer_id, message=message
+    )
+    return err
+
+
+class PipelineIncompleteError(ScorerDefinitionError, ScorerRunError):
+    """A run cannot start: no ``generate_score`` step, or a prompt step has no judge model or
+    instructions. Raised by ``Scorer.run`` before any step runs (so ``result`` is None)."""
+
+    def __init__(self, message: str, *, scorer_id: str | None, step: str) -> None:
+        ScorerRunError.__init__(self, step, (), None, None, scorer_id=scorer_id, message=message)

@@ -1,0 +1,280 @@
+"""One prompt step's judge work through litellm, recorded as a ``JudgeExecution``.
+
+Every request sent for the step counts in ``attempt_count`` (retries and the structured-output
+fallback included); litellm's and the OpenAI client's own retries are off so nothing is sent
+uncounted. Usage is summed over the requests that returned; cost comes from litellm's price map
+when it knows the model and is left out otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from typing import Any
+
+from tracescore.model import JudgeCost, JudgeError, JudgeExecution, JudgeUsage
+
+from ._errors import JudgeOutputError, _error_code
+from ._judge import Judge
+from ._retry import decide_retry, error_kind
+from ._steps import StepCallable
+from ._structured import (
+    OutputSchema,
+    SchemaMismatch,
+    correction_message,
+    parse_json_reply,
+    response_format,
+    schema_instruction,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def load_litellm() -> Any:
+    """Import litellm (once, quietly, with the bundled price map)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class JudgeCallFailed(Exception):  # noqa: N818 - internal carrier, never leaves the room
+    """Carries the failed step's execution record and the original exception."""
+
+    def __init__(self, execution: JudgeExecution, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.execution = execution
+        self.cause = cause
+
+
+@functools.lru_cache(maxsize=256)
+def _provider_of(model: str, api_base: str | None) -> tuple[str, str | None]:
+    try:
+        name, provider, _, _ = load_litellm().get_llm_provider(model, api_base=api_base)
+        return str(name), provider
+    except Exception:  # noqa: BLE001 - unknown provider: report the string as given
+        head, _, tail = model.partition("/")
+        return (tail, head) if tail else (model, None)
+
+
+@functools.lru_cache(maxsize=256)
+def supports_native_schema(model: str) -> bool:
+    """Whether litellm says ``model`` accepts a JSON-schema ``response_format``."""
+    try:
+        return bool(load_litellm().supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - unknown models: assume not
+        return False
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def normalise_usage(usage: Any) -> JudgeUsage:
+    """litellm/OpenAI/Anthropic usage → ``JudgeUsage`` (missing figures are 0)."""
+    if usage is None:
+        return JudgeUsage()
+    input_tokens = int(_field(usage, "prompt_tokens") or _field(usage, "input_tokens") or 0)
+    output_tokens = int(_field(usage, "completion_tokens") or _field(usage, "output_tokens") or 0)
+    total = int(_field(usage, "total_tokens") or input_tokens + output_tokens)
+    reasoning = _field(_field(usage, "completion_tokens_details"), "reasoning_tokens")
+    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
+    if not cached:
+        cached = _field(usage, "cache_read_input_tokens")
+    creation = _field(usage, "cache_creation_input_tokens")
+    return JudgeUsage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=total,
+        reasoning_tokens=int(reasoning or 0),
+        cached_input_tokens=int(cached or 0),
+        cache_creation_input_tokens=int(creation or 0),
+    )
+
+
+def _cost_of(litellm: Any, response: Any) -> float | None:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        cost = hidden.get("response_cost")
+    else:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # noqa: BLE001 - the model is not in litellm's price map
+            cost = None
+    return float(cost) if isinstance(cost, int | float) else None
+
+
+class _StepCall:
+    """The requests of one step: counts, usage, cost, retries."""
+
+    def __init__(self, judge: Judge, *, step: str) -> None:
+        self.judge = judge
+        self.step = step
+        self.litellm = load_litellm()
+        self.attempts = 0
+        self.model_calls = 0
+        self.retries = 0
+        self.usage = JudgeUsage()
+        self.cost: float | None = None
+        self.finish_reason: str | None = None
+        self.raw_output: str | None = None
+
+    def _kwargs(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> dict[str, Any]:
+        judge = self.judge
+        kwargs: dict[str, Any] = dict(judge.model_settings or {})
+        kwargs.update(model=judge.model, messages=messages, num_retries=0, max_retries=0)
+        if judge.api_base:
+            kwargs["api_base"] = judge.api_base
+        if judge.api_key:
+            kwargs["api_key"] = judge.api_key
+        if judge.timeout_s is not None:
+            kwargs["timeout"] = judge.timeout_s
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        return kwargs
+
+    async def request(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> str:
+        """Send one logical request (retrying as the error processors say); return its text."""
+        for processor in self.judge.input_processors:
+            changed = await StepCallable.of(processor, what="input processor").call(messages)
+            if changed is not None:
+                messages = list(changed)
+        limit = self.judge.processor_retry_limit
+        while True:
+            self.attempts += 1
+            try:
+                response = await self.litellm.acompletion(**self._kwargs(messages, fmt))
+            except Exception as exc:
+                wait_s = None
+                if self.judge.error_processors and self.retries < limit:
+                    wait_s = await decide_retry(self.judge.error_processors, exc, self.retries)
+                if wait_s is None:
+                    raise
+                logger.info("judge %s step %s: retry %d in %.3fs after %s", self.judge.model,
+                            self.step, self.retries + 1, wait_s, type(exc).__name__)
+                self.retries += 1
+                await asyncio.sleep(wait_s)
+                continue
+            self.model_calls += 1
+            self.usage = self.usage + normalise_usage(getattr(response, "usage", None))
+            cost = _cost_of(self.litellm, response)
+            if cost is not None:
+                self.cost = (self.cost or 0.0) + cost
+            choice = response.choices[0] if response.choices else None
+            message = _field(choice, "message")
+            text = _field(message, "content")
+            self.finish_reason = _field(choice, "finish_reason")
+            self.raw_output = text if isinstance(text, str) else None
+            text = text if isinstance(text, str) else ""
+            for processor in self.judge.output_processors:
+                text = await StepCallable.of(processor, what="output processor").call(text)
+                if not isinstance(text, str):
+                    raise TypeError("an output processor must return text")
+            return text
+
+    def execution(self, *, status: str, prompt: str, started: float, output: Any = None,
+                  error: BaseException | None = None) -> JudgeExecution:
+        model_id, provider = _provider_of(self.judge.model or "", self.judge.api_base)
+        return JudgeExecution(
+            status=status,  # type: ignore[arg-type]
+            prompt=prompt,
+            judge_model_id=model_id,
+            judge_provider=provider,
+            attempt_count=self.attempts,
+            model_call_count=self.model_calls,
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+            output=output,
+            raw_output=self.raw_output,
+            usage=self.usage,
+            cost=JudgeCost(amount=self.cost) if self.cost is not None else None,
+            finish_reason=self.finish_reason,
+            error=None if error is None else JudgeError(
+                name=type(error).__name__, message=str(error)[:2000], code=_error_code(error)),
+        )
+
+
+def _messages(judge: Judge, prompt: str, schema: OutputSchema | None, inject: str | None
+              ) -> list[dict[str, Any]]:
+    system = judge.instructions or ""
+    user = prompt
+    if schema is not None and inject == "system":
+        system = f"{system}\n\n{schema_instruction(schema)}" if system else schema_instruction(schema)
+    elif schema is not None and inject == "inline":
+        user = f"{prompt}\n\n{schema_instruction(schema)}"
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+def _structured_plan(judge: Judge) -> tuple[bool, str]:
+    """(use native output first, injection mode for injected attempts)."""
+    mode = judge.json_prompt_injection
+    if mode is False:
+        return True, "inline"
+    if mode == "system":
+        return False, "system"
+    if mode is True or mode == "inline":
+        return False, "inline"
+    return supports_native_schema(judge.model or ""), "inline"
+
+
+async def call_judge(judge: Judge, *, prompt: str, schema: OutputSchema | None, step: str
+                     ) -> tuple[Any, JudgeExecution]:
+    """Ask the judge; return (validated output or text, execution) or raise ``JudgeCallFailed``.
+
+    With a schema the first attempt uses native structured output or injection (per
+    ``json_prompt_injection``); when it brings no valid object, one fallback attempt injects
+    the schema and says what was wrong.
+    """
+    started = time.perf_counter()
+    call = _StepCall(judge, step=step)
+    try:
+        if schema is None:
+            text = await call.request(_messages(judge, prompt, None, None), None)
+            output: Any = text.strip()
+        else:
+            output = await _structured(call, judge, prompt, schema)
+    except Exception as exc:
+        execution = call.execution(status="failed", prompt=prompt, started=started, error=exc)
+        raise JudgeCallFailed(execution, exc) from exc
+    return output, call.execution(status="success", prompt=prompt, started=started, output=output)
+
+
+async def _structured(call: _StepCall, judge: Judge, prompt: str, schema: OutputSchema) -> Any:
+    native, inject_mode = _structured_plan(judge)
+    first_messages = _messages(judge, prompt, schema, None if native else inject_mode)
+    try:
+        text = await call.request(first_messages, response_format(schema) if native else None)
+    except Exception as exc:
+        # A provider refusing response_format: retry once with the schema in the prompt.
+        if not native or error_kind(exc) != "bad_request":
+            raise
+        logger.info("judge %s refused native structured output (%s); injecting the schema",
+                    judge.model, exc)
+        text = await call.request(_messages(judge, prompt, schema, inject_mode), None)
+        return _validated(schema, text)
+    try:
+        return schema.validate(parse_json_reply(text))
+    except SchemaMismatch as problem:
+        fallback = _messages(judge, prompt, schema, inject_mode)
+        fallback.append({"role": "assistant", "content": text})
+        fallback.append({"role": "user", "content": correction_message(str(problem))})
+        return _validated(schema, await call.request(fallback, None))
+
+
+def _validated(schema: OutputSchema, text: str) -> Any:
+    try:
+        return schema.validate(parse_json_reply(text))
+    except SchemaMismatch as problem:
+        raise JudgeOutputError(
+            f"the judge's reply does not match the {schema.name} schema: {problem}",
+            raw_output=text[:2000],
+        ) from None
