@@ -1,5 +1,19 @@
-"""Testing aids: the scripted OpenAI-compatible server (and, later, pytest assertion helpers)."""
+"""Testing aids: the scripted OpenAI-compatible server and pytest helpers for run_evals results."""
 
+from ._assertions import (
+    assert_passes_gates,
+    assert_passes_thresholds,
+    assert_score_above,
+    assert_verdict,
+)
 from ._llm_server import Reply, ScriptedLLMServer, error
 
-__all__ = ["Reply", "ScriptedLLMServer", "error"]
+__all__ = [
+    "Reply",
+    "ScriptedLLMServer",
+    "assert_passes_gates",
+    "assert_passes_thresholds",
+    "assert_score_above",
+    "assert_verdict",
+    "error",
+]

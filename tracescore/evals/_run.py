@@ -1,0 +1,167 @@
+"""``run_evals``: run a target over a data set, score every item, and decide a verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._aggregate import aggregate
+from ._errors import EvalValidationError
+from ._execute import ItemOutcome, ItemRunner
+from ._plan import build_plan
+from ._progress import Progress
+from ._results import EvalResult
+from ._store import ScoreSink, rows_for_item
+from ._targets import AgentTarget, WorkflowTarget, classify_target, target_name
+
+logger = logging.getLogger(__name__)
+
+
+async def run_evals(
+    target: Any,
+    data: Any,
+    scorers: Any = None,
+    gates: Any = None,
+    target_options: Mapping[str, Any] | None = None,
+    concurrency: int = 1,
+    on_item_complete: Callable[..., Any] | None = None,
+    fail_fast: bool = False,
+    store: Any = None,
+    *,
+    progress: bool | None = None,
+) -> EvalResult:
+    """Run ``target`` on every item of ``data``, score it, and return averages and a verdict.
+
+    Args:
+        target: an agent (``generate(input, *, thread_id, resource_id, request_context,
+            **options)``, sync or async), a plain function of the input, or a workflow
+            (``run(input, **options)``).
+        data: items (dicts or ``EvalItem``) with exactly one of ``input``, ``inputs`` or
+            ``turns``, plus ``ground_truth``, ``expected_trajectory``, ``request_context`` and
+            (workflows) ``start_options``.
+        scorers: a list of scorers and ``{"scorer", "threshold"}`` entries, an
+            ``AgentScorerConfig`` or a ``WorkflowScorerConfig``.
+        gates: scorers that must average 1.0 across items; they run before the scorers.
+        target_options: passed on every call (agents: ``generate`` keywords; workflows: ``run``
+            keywords, each item's ``start_options`` merged on top).
+        concurrency: how many items run at a time.
+        on_item_complete: ``fn(item, target_result, scorer_results)``, sync or async, after
+            each item.
+        fail_fast: raise the first target or scorer error instead of recording it on the item.
+        store: a database path or a running server's ``http(s)://`` URL (or an open ``Store``):
+            every scorer run is written to ``scores`` with ``source = 'eval'``.
+        progress: draw a progress bar on stderr (default: when stderr is a terminal).
+
+    Raises:
+        EvalValidationError: the data, scorers, gates or thresholds cannot be run (nothing ran).
+    """
+    kind = classify_target(target)
+    plan = build_plan(kind, data, scorers, gates)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise EvalValidationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    if target_options is not None and not isinstance(target_options, Mapping):
+        raise EvalValidationError(
+            f"target_options must be a dict of keyword arguments, got "
+            f"{type(target_options).__name__}"
+        )
+    if on_item_complete is not None and not callable(on_item_complete):
+        raise EvalValidationError("on_item_complete must be a function (sync or async)")
+    options = dict(target_options or {})
+    threaded = concurrency > 1
+    adapter = (AgentTarget(target, threaded=threaded) if kind == "agent"
+               else WorkflowTarget(target, threaded=threaded))
+    eval_run_id = str(uuid.uuid4())
+    name = target_name(target)
+    sink = ScoreSink(store) if store is not None else None
+    if sink is not None:
+        await sink.open()
+    runner = ItemRunner(plan, adapter, target_options=options,
+                        trace_store=sink.trace_store if sink is not None else None,
+                        fail_fast=fail_fast)
+    outcomes: list[ItemOutcome | None] = [None] * len(plan.items)
+    store_errors: list[str] = []
+    bar = Progress(len(plan.items), enabled=progress)
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in range(len(plan.items)):
+        queue.put_nowait(index)
+
+    async def finish(outcome: ItemOutcome) -> None:
+        if on_item_complete is not None:
+            try:
+                value = on_item_complete(outcome.plan.original, outcome.target_result,
+                                         outcome.result.scorer_results)
+                if inspect.isawaitable(value):
+                    await value
+            except Exception as exc:
+                message = f"on_item_complete failed: {type(exc).__name__}: {exc}"
+                result = outcome.result
+                result.error = message if result.error is None else f"{result.error}; {message}"
+                result.error_phase = result.error_phase or "completion"
+                if fail_fast:
+                    exc.add_note(f"run_evals: data item {outcome.plan.index} ({message})")
+                    raise
+        if sink is not None and outcome.runs:
+            rows, executions = rows_for_item(outcome, eval_run_id=eval_run_id, target=name)
+            try:
+                await sink.write(rows, executions)
+            except Exception as exc:
+                logger.warning("writing eval scores of item %d failed: %s", outcome.plan.index,
+                               exc)
+                store_errors.append(f"item {outcome.plan.index}: {type(exc).__name__}: {exc}")
+
+    async def worker() -> None:
+        while True:
+            try:
+                index = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            outcome = await runner.run(plan.items[index])
+            outcomes[index] = outcome
+            await finish(outcome)
+            bar.advance(errored=outcome.result.error is not None)
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(plan.items)))]
+    try:
+        done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        for task in workers:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    finally:
+        for task in workers:
+            task.cancel()
+        bar.close()
+        if sink is not None:
+            await sink.aclose()
+
+    finished = [o for o in outcomes if o is not None]
+    numbers = aggregate(plan, finished)
+    return EvalResult(
+        scores=numbers.scores,
+        summary=numbers.summary,
+        verdict=numbers.verdict,
+        gate_results=numbers.gate_results,
+        threshold_results=numbers.threshold_results,
+        turn_results=numbers.turn_results,
+        items=[o.result for o in finished],
+        eval_run_id=eval_run_id,
+        store_errors=store_errors,
+    )
+
+
+def run_evals_sync(*args: Any, **kwargs: Any) -> EvalResult:
+    """``run_evals`` for scripts: runs its own event loop (not usable inside a running loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_evals(*args, **kwargs))
+    raise RuntimeError(
+        "run_evals_sync() cannot run inside a running event loop; use `await run_evals(...)`"
+    )

@@ -1,0 +1,214 @@
+"""Writing eval scores next to live scores: ``scores`` and ``judge_executions`` rows with
+``source = 'eval'`` and the run's ``eval_run_id``, into a database file or a running server."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from tracescore.model import ScorerRunResult
+
+from ._execute import ItemOutcome, ScorerOutcome
+
+
+def _json(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=repr)
+
+
+def is_url(store: Any) -> bool:
+    """True for an ``http://`` or ``https://`` address."""
+    return isinstance(store, str) and store.startswith(("http://", "https://"))
+
+
+class ScoreSink:
+    """Where rows go: a ``Store`` opened on a path, a ``Store`` given open, or a server URL."""
+
+    def __init__(self, store: Any) -> None:
+        self._given = store
+        self._store: Any = None
+        self._owns_store = False
+        self._client: Any = None
+        self._url: str | None = None
+
+    @property
+    def trace_store(self) -> Any:
+        """What ``load_trace`` reads from: the open ``Store``, or the server URL."""
+        return self._store if self._store is not None else self._url
+
+    async def open(self) -> None:
+        """Open the database (or the HTTP client) before the first item runs."""
+        store = self._given
+        if is_url(store):
+            import httpx
+
+            self._url = store.rstrip("/")
+            self._client = httpx.AsyncClient(timeout=30.0)
+        elif isinstance(store, (str, os.PathLike)):
+            from tracescore.store import Store
+
+            self._store = Store(os.fspath(store))
+            self._store.open()
+            self._owns_store = True
+        elif callable(getattr(store, "write_scores", None)):
+            self._store = store
+        else:
+            from ._errors import EvalValidationError
+
+            raise EvalValidationError(
+                f"store must be a database path, an http(s) URL of a running tracescore server, "
+                f"or a Store; got {type(store).__name__}"
+            )
+
+    async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]]) -> None:
+        """Write one item's rows (one transaction, or one POST)."""
+        if not scores:
+            return
+        if self._client is not None:
+            response = await self._client.post(
+                f"{self._url}/api/scores",
+                json={"scores": _json(scores), "judge_executions": _json(executions)},
+            )
+            if response.status_code >= 400:
+                raise RuntimeError(
+                    f"POST {self._url}/api/scores answered {response.status_code}: "
+                    f"{response.text[:300]}"
+                )
+            return
+        await self._store.write_scores(scores, executions)
+
+    async def aclose(self) -> None:
+        """Close what ``open`` opened (a Store passed in open is left open)."""
+        if self._client is not None:
+            await self._client.aclose()
+        if self._owns_store and self._store is not None:
+            self._store.close()
+
+
+def rows_for_item(
+    outcome: ItemOutcome, *, eval_run_id: str, target: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``scores`` and ``judge_executions`` rows of one item's scorer runs."""
+    scores: list[dict[str, Any]] = []
+    executions: list[dict[str, Any]] = []
+    for run in outcome.runs:
+        row, judge_rows = _rows(run, eval_run_id=eval_run_id, target=target)
+        scores.append(row)
+        executions.extend(judge_rows)
+    return scores, executions
+
+
+def _error_of(run: ScorerOutcome) -> dict[str, Any] | None:
+    error = run.error
+    if error is None:
+        return None
+    to_dict = getattr(error, "to_dict", None)
+    if callable(to_dict):
+        value = to_dict()
+        if isinstance(value, Mapping):
+            return dict(value)
+    return {"name": type(error).__name__, "message": str(error)}
+
+
+def _rows(
+    run: ScorerOutcome, *, eval_run_id: str, target: str | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    now = datetime.now(UTC)
+    result: ScorerRunResult | None = run.result
+    score_id = str(uuid.uuid4())
+    scorer = run.assertion.scorer
+    if run.error is not None:
+        status = "failed"
+    elif run.score is None:
+        status = "not_scorable"
+    else:
+        status = "success"
+    usage = result.judge_usage() if result is not None else None
+    reason = result.reason if result is not None else None
+    if status == "not_scorable" and result is not None and result.not_scorable is not None:
+        reason = reason or result.not_scorable.reason
+    metadata = {
+        "eval_run_id": eval_run_id,
+        "item_index": run.item_index,
+        "turn_index": run.turn_index,
+        "step_id": run.step_id,
+        "group": run.assertion.group_label,
+        "role": "gate" if run.assertion.is_gate else "scorer",
+        "target": target,
+    }
+    if result is not None and result.not_scorable is not None:
+        metadata["not_scorable"] = _json(result.not_scorable)
+    row: dict[str, Any] = {
+        "score_id": score_id,
+        "trace_id": run.trace_id,
+        "span_id": run.span_id,
+        "project": None,
+        "scorer_id": run.assertion.id,
+        "scorer_name": getattr(scorer, "name", None) or run.assertion.id,
+        "scorer_version": getattr(scorer, "version", None),
+        "source": "eval",
+        "eval_run_id": eval_run_id,
+        "status": status,
+        "score": run.score,
+        "reason": reason,
+        "run_id": result.run_id if result is not None else None,
+        "created_at": now,
+        "duration_ms": run.duration_ms,
+        "preprocess_step_result": _json(result.preprocess_step_result) if result else None,
+        "analyze_step_result": _json(result.analyze_step_result) if result else None,
+        "preprocess_prompt": result.preprocess_prompt if result else None,
+        "analyze_prompt": result.analyze_prompt if result else None,
+        "generate_score_prompt": result.generate_score_prompt if result else None,
+        "generate_reason_prompt": result.generate_reason_prompt if result else None,
+        "input": _json(run.input),
+        "output": _json(run.output),
+        "ground_truth": _json(result.ground_truth) if result else None,
+        "error": _error_of(run),
+        "metadata": metadata,
+        "judge_input_tokens": usage.input_tokens if usage else None,
+        "judge_output_tokens": usage.output_tokens if usage else None,
+        "judge_total_tokens": usage.total_tokens if usage else None,
+        "judge_reasoning_tokens": usage.reasoning_tokens if usage else None,
+        "judge_cached_input_tokens": usage.cached_input_tokens if usage else None,
+        "judge_cost": result.judge_cost() if result is not None else None,
+    }
+    judge_rows: list[dict[str, Any]] = []
+    if result is not None:
+        for step, step_judge in result.judge.items():
+            for ex in step_judge.executions:
+                u, c, e = ex.usage, ex.cost, ex.error
+                judge_rows.append({
+                    "execution_id": str(uuid.uuid4()),
+                    "score_id": score_id,
+                    "trace_id": run.trace_id,
+                    "scorer_id": run.assertion.id,
+                    "step": step,
+                    "status": ex.status,
+                    "prompt": ex.prompt,
+                    "judge_model_id": ex.judge_model_id,
+                    "judge_provider": ex.judge_provider,
+                    "attempt_count": ex.attempt_count,
+                    "model_call_count": ex.model_call_count,
+                    "duration_ms": ex.duration_ms,
+                    "output": _json(ex.output),
+                    "raw_output": ex.raw_output,
+                    "finish_reason": ex.finish_reason,
+                    "input_tokens": u.input_tokens if u else None,
+                    "output_tokens": u.output_tokens if u else None,
+                    "total_tokens": u.total_tokens if u else None,
+                    "reasoning_tokens": u.reasoning_tokens if u else None,
+                    "cached_input_tokens": u.cached_input_tokens if u else None,
+                    "cache_creation_input_tokens": u.cache_creation_input_tokens if u else None,
+                    "cost_amount": c.amount if c else None,
+                    "cost_unit": c.unit if c else None,
+                    "cost_source": c.source if c else None,
+                    "error_name": e.name if e else None,
+                    "error_message": e.message if e else None,
+                    "error_code": str(e.code) if e and e.code is not None else None,
+                    "created_at": now,
+                })
+    return row, judge_rows
