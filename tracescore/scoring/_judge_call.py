@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 import os
+import sys
 import time
 from typing import Any
 
@@ -38,8 +39,16 @@ def load_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    litellm.suppress_debug_info = True
+    if not getattr(litellm, "_tracescore_configured", False):
+        litellm.suppress_debug_info = True
+        # Each run_sync() has its own event loop; litellm's logging worker warns on every switch.
+        logging.getLogger("LiteLLM").addFilter(_drop_loop_change_warning)
+        litellm._tracescore_configured = True
     return litellm
+
+
+def _drop_loop_change_warning(record: logging.LogRecord) -> bool:
+    return "event loop changed" not in str(record.msg)
 
 
 class JudgeCallFailed(Exception):  # noqa: N818 - internal carrier, never leaves the room
@@ -234,6 +243,9 @@ async def call_judge(judge: Judge, *, prompt: str, schema: OutputSchema | None, 
     ``json_prompt_injection``); when it brings no valid object, one fallback attempt injects
     the schema and says what was wrong.
     """
+    if "litellm" not in sys.modules:
+        # The first import takes seconds: keep the event loop free meanwhile.
+        await asyncio.to_thread(load_litellm)
     started = time.perf_counter()
     call = _StepCall(judge, step=step)
     try:
