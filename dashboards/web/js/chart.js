@@ -1,0 +1,183 @@
+/* tracescore dashboard: a small hand-written SVG chart helper (no library, works offline).
+ *
+ * TS.chart.timeseries(container, {series: [{name, points: [[ms, value], ...]}], kind, yFormat})
+ *   kind "line" (default) or "bars"; a hover line shows every series' value at that time.
+ * TS.chart.bars(container, {bars: [{label, value, title?}], yFormat})  category bars.
+ */
+(function () {
+  "use strict";
+  const TS = window.TS;
+  const NS = "http://www.w3.org/2000/svg";
+  const PALETTE = ["#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2", "#ca8a04",
+    "#db2777", "#4b5563", "#65a30d"];
+  const W = 640;
+  const H = 220;
+  const M = { top: 12, right: 16, bottom: 26, left: 52 };
+
+  function s(tag, attrs, ...children) {
+    const el = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+    for (const c of children.flat()) {
+      if (c === null || c === undefined) continue;
+      el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function niceTicks(lo, hi, count) {
+    if (!(hi > lo)) {
+      hi = lo + 1;
+    }
+    const raw = (hi - lo) / count;
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((x) => raw <= x) || 10 * mag;
+    const ticks = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push(v);
+    return ticks;
+  }
+
+  function timeLabel(ms, spanMs) {
+    const d = new Date(ms);
+    const p = (n) => String(n).padStart(2, "0");
+    if (spanMs <= 2 * 86400e3) return p(d.getHours()) + ":" + p(d.getMinutes());
+    return p(d.getMonth() + 1) + "-" + p(d.getDate()) + (spanMs <= 10 * 86400e3 ? " " + p(d.getHours()) + "h" : "");
+  }
+
+  function empty(container, text) {
+    TS.clear(container);
+    container.appendChild(TS.h("div", { class: "chart-empty" }, text || "No data in this range."));
+  }
+
+  function legend(series) {
+    if (series.length < 2 && !(series[0] && series[0].name)) return null;
+    return TS.h("div", { class: "legend" },
+      series.map((sr, i) => TS.h("span", { class: "legend-item" },
+        TS.h("span", { class: "swatch", style: { background: sr.color || PALETTE[i % PALETTE.length] } }),
+        sr.name)));
+  }
+
+  function timeseries(container, opts) {
+    const series = (opts.series || []).filter((sr) => sr.points && sr.points.length);
+    if (!series.length) return empty(container, opts.emptyText);
+    const fmt = opts.yFormat || TS.fmtNum;
+    const bars = opts.kind === "bars";
+    const xs = series.flatMap((sr) => sr.points.map((p) => p[0]));
+    const ys = series.flatMap((sr) => sr.points.map((p) => p[1])).filter((v) => v !== null && isFinite(v));
+    let x0 = Math.min(...xs);
+    let x1 = Math.max(...xs);
+    const barMs = opts.bucketMs || 0;
+    if (bars || x1 === x0) x1 += barMs || 1;
+    const yLo = opts.yMin !== undefined ? opts.yMin : Math.min(0, ...ys);
+    let yHi = opts.yMax !== undefined ? opts.yMax : Math.max(...ys, 0);
+    if (yHi <= yLo) yHi = yLo + 1;
+    const yTicks = niceTicks(yLo, yHi, 4);
+    yHi = Math.max(yHi, yTicks[yTicks.length - 1]);
+    const pw = W - M.left - M.right;
+    const ph = H - M.top - M.bottom;
+    const X = (v) => M.left + ((v - x0) / (x1 - x0)) * pw;
+    const Y = (v) => M.top + ph - ((v - yLo) / (yHi - yLo)) * ph;
+
+    const svg = s("svg", { viewBox: "0 0 " + W + " " + H, class: "chart", role: "img" });
+    for (const t of yTicks) {
+      svg.appendChild(s("line", { x1: M.left, x2: W - M.right, y1: Y(t), y2: Y(t), class: "grid" }));
+      svg.appendChild(s("text", { x: M.left - 6, y: Y(t) + 4, class: "tick", "text-anchor": "end" }, fmt(t)));
+    }
+    const xTickCount = 5;
+    for (let i = 0; i <= xTickCount; i++) {
+      const v = x0 + ((x1 - x0) * i) / xTickCount;
+      svg.appendChild(s("text", { x: X(v), y: H - 8, class: "tick", "text-anchor": "middle" }, timeLabel(v, x1 - x0)));
+    }
+    series.forEach((sr, i) => {
+      const color = sr.color || PALETTE[i % PALETTE.length];
+      const pts = sr.points.filter((p) => p[1] !== null && isFinite(p[1])).sort((a, b) => a[0] - b[0]);
+      if (bars) {
+        const slot = Math.max(1, (barMs / (x1 - x0)) * pw);
+        const bw = Math.max(1, (slot * 0.8) / series.length);
+        for (const p of pts) {
+          const x = X(p[0]) + slot * 0.1 + i * bw;
+          const y = Y(Math.max(p[1], 0));
+          svg.appendChild(s("rect", { x: x, y: y, width: bw, height: Math.max(0, Y(0) - y), fill: color },
+            s("title", {}, (sr.name ? sr.name + ": " : "") + fmt(p[1]) + " at " + TS.fmtTime(p[0]))));
+        }
+      } else {
+        const d = pts.map((p, j) => (j ? "L" : "M") + X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join("");
+        svg.appendChild(s("path", { d: d, class: "line", stroke: color }));
+        if (pts.length < 60) {
+          for (const p of pts) {
+            svg.appendChild(s("circle", { cx: X(p[0]), cy: Y(p[1]), r: 2.5, fill: color },
+              s("title", {}, (sr.name ? sr.name + ": " : "") + fmt(p[1]) + " at " + TS.fmtTime(p[0]))));
+          }
+        }
+      }
+    });
+
+    // Hover: a vertical rule and a tooltip with every series' value at the nearest time.
+    const rule = s("line", { y1: M.top, y2: M.top + ph, class: "hover-rule", visibility: "hidden" });
+    svg.appendChild(rule);
+    const tip = TS.h("div", { class: "chart-tip", hidden: true });
+    const allTimes = Array.from(new Set(xs)).sort((a, b) => a - b);
+    svg.addEventListener("mousemove", (ev) => {
+      const box = svg.getBoundingClientRect();
+      const vx = ((ev.clientX - box.left) / box.width) * W;
+      const t = x0 + ((vx - M.left) / pw) * (x1 - x0);
+      let best = allTimes[0];
+      for (const v of allTimes) if (Math.abs(v - t) < Math.abs(best - t)) best = v;
+      const cx = bars ? X(best) + ((barMs / (x1 - x0)) * pw) / 2 : X(best);
+      rule.setAttribute("x1", cx);
+      rule.setAttribute("x2", cx);
+      rule.setAttribute("visibility", "visible");
+      TS.clear(tip);
+      tip.appendChild(TS.h("div", { class: "tip-time" }, TS.fmtTime(best)));
+      series.forEach((sr, i) => {
+        const p = sr.points.find((q) => q[0] === best);
+        if (p) {
+          tip.appendChild(TS.h("div", {},
+            TS.h("span", { class: "swatch", style: { background: sr.color || PALETTE[i % PALETTE.length] } }),
+            (sr.name ? sr.name + ": " : "") + fmt(p[1])));
+        }
+      });
+      tip.hidden = false;
+      tip.style.left = Math.min(box.width - 160, (cx / W) * box.width + 12) + "px";
+    });
+    svg.addEventListener("mouseleave", () => {
+      rule.setAttribute("visibility", "hidden");
+      tip.hidden = true;
+    });
+
+    TS.clear(container);
+    container.appendChild(TS.h("div", { class: "chart-wrap" }, svg, tip));
+    const lg = legend(series);
+    if (lg) container.appendChild(lg);
+  }
+
+  function bars(container, opts) {
+    const items = opts.bars || [];
+    if (!items.length || items.every((b) => !b.value)) return empty(container, opts.emptyText);
+    const fmt = opts.yFormat || TS.fmtNum;
+    const yHiRaw = Math.max(...items.map((b) => Number(b.value) || 0), 1);
+    const yTicks = niceTicks(0, yHiRaw, 4);
+    const yHi = Math.max(yHiRaw, yTicks[yTicks.length - 1]);
+    const pw = W - M.left - M.right;
+    const ph = H - M.top - M.bottom;
+    const Y = (v) => M.top + ph - (v / yHi) * ph;
+    const slot = pw / items.length;
+    const svg = s("svg", { viewBox: "0 0 " + W + " " + H, class: "chart", role: "img" });
+    for (const t of yTicks) {
+      svg.appendChild(s("line", { x1: M.left, x2: W - M.right, y1: Y(t), y2: Y(t), class: "grid" }));
+      svg.appendChild(s("text", { x: M.left - 6, y: Y(t) + 4, class: "tick", "text-anchor": "end" }, fmt(t)));
+    }
+    items.forEach((b, i) => {
+      const x = M.left + i * slot + slot * 0.1;
+      const y = Y(Number(b.value) || 0);
+      svg.appendChild(s("rect", { x: x, y: y, width: slot * 0.8, height: Math.max(0, Y(0) - y),
+        fill: b.color || opts.color || PALETTE[0] }, s("title", {}, b.title || b.label + ": " + fmt(b.value))));
+      if (items.length <= 16) {
+        svg.appendChild(s("text", { x: x + slot * 0.4, y: H - 8, class: "tick", "text-anchor": "middle" }, b.label));
+      }
+    });
+    TS.clear(container);
+    container.appendChild(TS.h("div", { class: "chart-wrap" }, svg));
+  }
+
+  TS.chart = { timeseries: timeseries, bars: bars, PALETTE: PALETTE, empty: empty };
+})();

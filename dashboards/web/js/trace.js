@@ -1,0 +1,318 @@
+/* tracescore dashboard: one trace (#/traces/<id>): waterfall with span attributes, scores with
+ * reasons and judge executions, scorer decisions, what a scorer saw, and the normalized step tree.
+ */
+(function () {
+  "use strict";
+  const TS = window.TS;
+  const h = TS.h;
+  const MAX_ROWS = 3000;
+
+  // ---- spans -------------------------------------------------------------------------------
+  function timeMs(span, which) {
+    const ns = span[which + "_time_ns"] !== undefined ? span[which + "_time_ns"] : span[which + "_time_unix_nano"];
+    if (ns !== undefined && ns !== null && ns !== "") return Number(ns) / 1e6;
+    const d = TS.toDate(span[which + "_time"]);
+    return d ? d.getTime() : null;
+  }
+
+  /** Any shape of GET api/traces/{id} (tree or flat list) → spans in tree order with depth. */
+  TS.normalizeSpans = function normalizeSpans(resp) {
+    const flat = [];
+    const seen = new Set();
+    const walk = (nodes) => {
+      for (const n of nodes || []) {
+        if (!n || typeof n !== "object") continue;
+        if (n.span_id && !seen.has(n.span_id)) {
+          seen.add(n.span_id);
+          flat.push(n);
+        }
+        walk(n.children);
+      }
+    };
+    const roots = Array.isArray(resp) ? resp
+      : resp.spans || resp.roots || resp.tree || resp.children || (resp.root ? [resp.root] : []);
+    walk(Array.isArray(roots) ? roots : [roots]);
+    const spans = flat.map((n) => {
+      const start = timeMs(n, "start");
+      let end = timeMs(n, "end");
+      let dur = n.duration_ms === undefined || n.duration_ms === null ? null : Number(n.duration_ms);
+      if (dur === null && end !== null && start !== null) dur = end - start;
+      if (end === null && start !== null) end = start + (dur || 0);
+      return {
+        raw: n, span_id: n.span_id, parent_span_id: n.parent_span_id || null, name: n.name,
+        kind: n.kind, service_name: n.service_name, status_code: n.status_code,
+        status_message: n.status_message, start: start, end: end, duration_ms: dur,
+        attributes: TS.parseJSON(n.attributes) || {}, resource_attributes: TS.parseJSON(n.resource_attributes) || {},
+        events: TS.parseJSON(n.events) || [], links: TS.parseJSON(n.links) || [],
+        scope_name: n.scope_name, children: [],
+      };
+    });
+    const byId = new Map(spans.map((s) => [s.span_id, s]));
+    const roots2 = [];
+    for (const s of spans) {
+      const parent = s.parent_span_id && byId.get(s.parent_span_id);
+      if (parent && parent !== s) parent.children.push(s);
+      else roots2.push(s);
+    }
+    const byStart = (a, b) => (a.start || 0) - (b.start || 0);
+    const ordered = [];
+    const visit = (list, depth) => {
+      list.sort(byStart);
+      for (const s of list) {
+        s.depth = depth;
+        ordered.push(s);
+        visit(s.children, depth + 1);
+      }
+    };
+    visit(roots2, 0);
+    return ordered;
+  };
+
+  function waterfall(spans, selectedId, onSelect) {
+    const t0 = Math.min(...spans.map((s) => s.start || Infinity));
+    const t1 = Math.max(...spans.map((s) => s.end || s.start || 0));
+    const total = Math.max(t1 - t0, 0.001);
+    const rows = spans.slice(0, MAX_ROWS).map((s) => {
+      const left = (((s.start || t0) - t0) / total) * 100;
+      const width = Math.max(((s.duration_ms || 0) / total) * 100, 0.3);
+      const err = s.status_code === "ERROR";
+      return h("div", { class: "wf-row" + (s.span_id === selectedId ? " selected" : "") + (err ? " wf-error" : ""),
+        dataset: { spanId: s.span_id }, onclick: () => onSelect(s.span_id), title: s.name },
+        h("div", { class: "wf-name", style: { paddingLeft: 6 + s.depth * 14 + "px" } },
+          err ? h("span", { class: "err-dot" }, "●") : null, s.name || "(unnamed)"),
+        h("div", { class: "wf-track" },
+          h("div", { class: "wf-bar" + (err ? " error" : ""), style: { left: Math.min(left, 99.7) + "%", width: Math.min(width, 100 - left) + "%" } }),
+          h("span", { class: "wf-dur", style: { left: Math.min(left + width, 88) + "%" } }, TS.fmtDuration(s.duration_ms))));
+    });
+    return h("div", { class: "waterfall" },
+      h("div", { class: "wf-row wf-head" }, h("div", { class: "wf-name" }, "span"),
+        h("div", { class: "wf-track" }, h("span", { class: "muted" }, "0"), h("span", { class: "muted wf-total" }, TS.fmtDuration(total)))),
+      rows,
+      spans.length > MAX_ROWS ? h("p", { class: "muted" }, "Showing the first " + MAX_ROWS + " of " + spans.length + " spans.") : null);
+  }
+
+  function kvTable(obj) {
+    const keys = Object.keys(obj || {}).sort();
+    if (!keys.length) return h("p", { class: "muted" }, "none");
+    return h("table", { class: "kv" }, h("tbody", {}, keys.map((k) => {
+      const v = TS.parseJSON(obj[k]);
+      return h("tr", {}, h("th", {}, k), h("td", {}, typeof v === "object" && v !== null ? TS.jsonView(v) : String(v)));
+    })));
+  }
+
+  function spanDetails(span, showInput) {
+    if (!span) return h("p", { class: "muted" }, "Select a span.");
+    return h("div", { class: "span-details", id: "span-details" },
+      h("h3", {}, span.name || "(unnamed)"),
+      h("div", { class: "meta" },
+        TS.statusBadge(span.status_code), " ", span.kind ? h("span", { class: "badge badge-muted" }, span.kind) : null,
+        h("span", { class: "mono muted" }, " span " + span.span_id)),
+      span.status_message ? h("div", { class: "error-box" }, span.status_message) : null,
+      h("table", { class: "kv" }, h("tbody", {},
+        h("tr", {}, h("th", {}, "service"), h("td", {}, span.service_name || "—")),
+        h("tr", {}, h("th", {}, "started"), h("td", {}, TS.fmtTime(span.start))),
+        h("tr", {}, h("th", {}, "duration"), h("td", {}, TS.fmtDuration(span.duration_ms))),
+        h("tr", {}, h("th", {}, "parent"), h("td", { class: "mono" }, span.parent_span_id || "— (root)")),
+        span.scope_name ? h("tr", {}, h("th", {}, "scope"), h("td", {}, span.scope_name)) : null)),
+      h("button", { type: "button", onclick: () => showInput(span.span_id) }, "Scorer input for this span"),
+      h("h4", {}, "Attributes"), kvTable(span.attributes),
+      span.events && span.events.length ? h("div", {}, h("h4", {}, "Events (" + span.events.length + ")"),
+        span.events.map((e) => TS.details(e.name || "event", kvTable(e.attributes)))) : null,
+      TS.details("Resource attributes", kvTable(span.resource_attributes)),
+      span.links && span.links.length ? TS.details("Links (" + span.links.length + ")", TS.jsonView(span.links)) : null);
+  }
+
+  // ---- scores ------------------------------------------------------------------------------
+  function execution(x) {
+    const summary = h("span", {},
+      h("strong", {}, x.step || "step"), " ",
+      h("span", { class: "badge " + (x.status === "success" ? "badge-good" : "badge-bad") }, x.status || "?"), " ",
+      h("span", { class: "muted" }, [x.judge_model_id, "attempts " + (x.attempt_count ?? "—"),
+        "calls " + (x.model_call_count ?? "—"), TS.fmtDuration(x.duration_ms),
+        TS.fmtNum(x.input_tokens) + " in / " + TS.fmtNum(x.output_tokens) + " out tokens",
+        x.cost_amount === null || x.cost_amount === undefined ? "cost —" : TS.fmtCost(x.cost_amount) + (x.cost_source ? " (" + x.cost_source + ")" : "")]
+        .filter(Boolean).join(" · ")));
+    return TS.details(summary, h("div", { class: "execution" },
+      x.error_message ? h("div", { class: "error-box" }, (x.error_name ? x.error_name + ": " : "") + x.error_message) : null,
+      h("div", { class: "label" }, "prompt"), TS.jsonView(x.prompt, { tall: true }),
+      h("div", { class: "label" }, "output"), TS.jsonView(x.output),
+      x.raw_output ? TS.details("raw output", TS.jsonView(x.raw_output)) : null,
+      h("div", { class: "muted" }, [
+        x.finish_reason ? "finish reason " + x.finish_reason : null,
+        x.reasoning_tokens ? x.reasoning_tokens + " reasoning tokens" : null,
+        x.cached_input_tokens ? x.cached_input_tokens + " cached input tokens" : null,
+        x.judge_provider ? "provider " + x.judge_provider : null].filter(Boolean).join(" · "))));
+  }
+
+  function scoreCard(s, executions, selectSpan) {
+    const prompts = ["preprocess_prompt", "analyze_prompt", "generate_score_prompt", "generate_reason_prompt"]
+      .filter((k) => s[k]);
+    const steps = ["preprocess_step_result", "analyze_step_result"].filter((k) => s[k] !== null && s[k] !== undefined);
+    return h("div", { class: "score-card", dataset: { scorer: s.scorer_id } },
+      h("div", { class: "score-head" },
+        TS.scoreBadge(s.score, s.status), " ",
+        h("a", { href: TS.link("scorers/" + encodeURIComponent(s.scorer_id)), class: "scorer-name" }, s.scorer_id),
+        s.scorer_name && s.scorer_name !== s.scorer_id ? h("span", { class: "muted" }, " (" + s.scorer_name + ")") : null,
+        h("span", { class: "muted" }, " · " + [s.source, s.scorer_version ? "v " + s.scorer_version : null,
+          TS.fmtTime(Number(s.created_ms)), TS.fmtDuration(s.duration_ms)].filter(Boolean).join(" · ")),
+        s.span_id ? h("a", { href: "#", class: "mono small", onclick: (ev) => { ev.preventDefault(); selectSpan(s.span_id); } }, " span " + TS.shortId(s.span_id)) : null),
+      s.reason ? h("div", { class: "reason" }, s.reason) : h("div", { class: "muted" }, "No reason recorded."),
+      s.error ? h("div", { class: "error-box" }, TS.jsonView(s.error)) : null,
+      h("div", { class: "muted small" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
+        TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)),
+      steps.length ? TS.details("Step results", steps.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_step_result", "")), TS.jsonView(s[k])))) : null,
+      prompts.length ? TS.details("Prompts", prompts.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_prompt", "")), TS.jsonView(s[k], { tall: true })))) : null,
+      executions.length ? h("div", { class: "executions" }, h("h4", {}, "Judge executions (" + executions.length + ")"), executions.map(execution)) : null);
+  }
+
+  // ---- scorer input and steps ----------------------------------------------------------------
+  function trajectoryView(steps) {
+    if (!steps || !steps.length) return h("p", { class: "muted" }, "no steps");
+    return h("ul", { class: "tree" }, steps.map((st) => {
+      const facts = [st.model_id, st.agent_id, st.workflow_id, st.status, TS.fmtDuration(st.duration_ms),
+        st.prompt_tokens !== undefined && st.prompt_tokens !== null ? st.prompt_tokens + "/" + st.completion_tokens + " tokens" : null,
+        st.success === false ? "failed" : null].filter((x) => x && x !== "—");
+      const io = st.tool_args !== undefined && st.tool_args !== null ? TS.details("args / result",
+        h("div", { class: "tool-io" }, TS.jsonView(st.tool_args), TS.jsonView(st.tool_result))) : null;
+      return h("li", {}, h("div", { class: "tree-node" }, TS.kindBadge(st.step_type), " ", h("strong", {}, st.name),
+        facts.length ? h("span", { class: "muted" }, " · " + facts.join(" · ")) : null), io,
+        st.children && st.children.length ? trajectoryView(st.children) : null);
+    }));
+  }
+
+  function scorerInputView(data, spanId, clearTarget) {
+    const input = data.input || {};
+    const agent = data.kind === "agent";
+    return h("div", { class: "scorer-input", id: "scorer-input" },
+      h("p", {}, "What a scorer of kind ", h("strong", {}, data.kind || "?"), " receives for span ",
+        h("span", { class: "mono" }, data.span_id || "—"), spanId ? " (the span you selected). " : " (the default target: the outermost agent run, else the root span). ",
+        spanId ? h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); clearTarget(); } }, "Back to the default target.") : null),
+      agent ? h("div", { class: "io-grid" },
+        h("div", {}, h("h4", {}, "Input messages"), TS.messagesView(input.input_messages),
+          h("h4", {}, "System messages"), TS.messagesView(input.system_messages),
+          h("h4", {}, "Remembered messages"), TS.messagesView(input.remembered_messages),
+          input.tagged_system_messages && Object.keys(input.tagged_system_messages).length
+            ? h("div", {}, h("h4", {}, "Tagged system messages"), TS.jsonView(input.tagged_system_messages)) : null),
+        h("div", {}, h("h4", {}, "Output"), TS.messagesView(data.output)))
+        : h("div", { class: "io-grid" }, h("div", {}, h("h4", {}, "Input"), TS.jsonView(data.input)),
+          h("div", {}, h("h4", {}, "Output"), TS.jsonView(data.output))),
+      h("h4", {}, "Trajectory"), trajectoryView(data.trajectory && data.trajectory.steps),
+      TS.details("Raw JSON", TS.jsonView(data, { tall: true })));
+  }
+
+  function stepTreeView(nodes) {
+    if (!nodes || !nodes.length) return h("p", { class: "muted" }, "no steps");
+    const shown = new Set(["kind", "step_type", "name", "children", "steps", "span_id", "model", "status", "error", "usage"]);
+    return h("ul", { class: "tree" }, nodes.map((n) => {
+      const rest = {};
+      for (const [k, v] of Object.entries(n)) if (!shown.has(k) && v !== null && v !== undefined) rest[k] = v;
+      const usage = n.usage && typeof n.usage === "object"
+        ? Object.entries(n.usage).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => k + " " + v).join(", ") : null;
+      return h("li", {}, h("div", { class: "tree-node" }, TS.kindBadge(n.kind || n.step_type), " ", h("strong", {}, n.name || "(unnamed)"),
+        h("span", { class: "muted" }, [n.model ? " · " + n.model : "", usage ? " · " + usage : "", n.status ? " · " + n.status : ""].join(""))),
+        n.error ? h("div", { class: "error-box" }, typeof n.error === "string" ? n.error : JSON.stringify(n.error)) : null,
+        Object.keys(rest).length ? TS.details("details", TS.jsonView(rest)) : null,
+        stepTreeView(n.children || n.steps));
+    }));
+  }
+
+  // ---- page --------------------------------------------------------------------------------
+  TS.pages.trace = async function trace(root, route) {
+    const traceId = route.path[1];
+    const ui = { tab: route.query.get("tab") || "timeline", span: route.query.get("span") || null, inputSpan: route.query.get("input_span") || null };
+    const enc = encodeURIComponent(traceId);
+    const [tree, scores, executions, decisions] = await Promise.all([
+      TS.api.get("api/traces/" + enc),
+      TS.api.rows("SELECT score_id, scorer_id, scorer_name, scorer_version, span_id, source, status, score, reason, " +
+        "epoch_ms(created_at) AS created_ms, duration_ms, error, judge_input_tokens, judge_output_tokens, judge_cost, " +
+        "preprocess_step_result, analyze_step_result, preprocess_prompt, analyze_prompt, generate_score_prompt, " +
+        "generate_reason_prompt FROM scores WHERE trace_id = ? ORDER BY created_at LIMIT 500", [traceId]),
+      TS.api.rows("SELECT score_id, step, status, prompt, judge_model_id, judge_provider, attempt_count, model_call_count, " +
+        "duration_ms, output, raw_output, finish_reason, input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, " +
+        "cost_amount, cost_source, error_name, error_message FROM judge_executions WHERE trace_id = ? " +
+        "ORDER BY created_at LIMIT 2000", [traceId]),
+      TS.api.rows("SELECT scorer_id, scorer_version, span_id, decision, attempts, last_error, epoch_ms(updated_at) AS updated_ms " +
+        "FROM scoring_decisions WHERE trace_id = ? ORDER BY scorer_id LIMIT 1000", [traceId]),
+    ]);
+    const spans = TS.normalizeSpans(tree);
+    if (!spans.length) {
+      root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "Trace not found"), h("p", {}, "No spans stored for " + traceId + ".")));
+      return;
+    }
+    const rootSpan = spans[0];
+    const byId = new Map(spans.map((s) => [s.span_id, s]));
+    const errors = spans.filter((s) => s.status_code === "ERROR").length;
+    const t0 = Math.min(...spans.map((s) => s.start || Infinity));
+    const t1 = Math.max(...spans.map((s) => s.end || 0));
+    root.appendChild(h("div", { class: "trace-head" },
+      h("div", { class: "crumbs" }, h("a", { href: "#/traces" }, "Traces"), " / ", h("span", { class: "mono" }, traceId)),
+      h("h1", { id: "trace-title" }, rootSpan.name || "(unnamed)"),
+      h("div", { class: "meta" }, [rootSpan.service_name, rootSpan.raw.project ? "project " + rootSpan.raw.project : null,
+        TS.fmtTime(t0), TS.fmtDuration(t1 - t0), spans.length + " spans", errors ? errors + " errors" : "no errors"].filter(Boolean).join(" · ")),
+      h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status))))));
+
+    const body = h("div");
+    root.appendChild(body);
+    const sync = () => {
+      const q = new URLSearchParams();
+      if (ui.tab !== "timeline") q.set("tab", ui.tab);
+      if (ui.span) q.set("span", ui.span);
+      if (ui.inputSpan) q.set("input_span", ui.inputSpan);
+      const qs = q.toString();
+      history.replaceState(null, "", "#/traces/" + enc + (qs ? "?" + qs : ""));
+    };
+    const show = () => {
+      sync();
+      TS.clear(body).appendChild(TS.tabs(tabs, ui.tab, (id) => { ui.tab = id; show(); }));
+    };
+    const selectSpan = (id) => { ui.span = id; ui.tab = "timeline"; show(); };
+    const showInput = (id) => { ui.inputSpan = id; ui.tab = "input"; show(); };
+    const execBy = new Map();
+    for (const x of executions) {
+      if (!execBy.has(x.score_id)) execBy.set(x.score_id, []);
+      execBy.get(x.score_id).push(x);
+    }
+    const tabs = [
+      { id: "timeline", label: "Timeline", render: (el) => {
+        const selected = byId.get(ui.span) || rootSpan;
+        el.appendChild(h("div", { class: "split" },
+          waterfall(spans, selected.span_id, (id) => { ui.span = id; show(); }),
+          spanDetails(selected, showInput)));
+      } },
+      { id: "scores", label: "Scores (" + scores.length + ")", render: (el) => {
+        if (!scores.length) {
+          el.appendChild(h("div", { class: "empty-state" }, h("p", {}, "No scores on this trace yet."),
+            decisions.length ? h("p", {}, "See the Decisions tab for why.") : h("p", { class: "muted" },
+              "Live scoring picks a trace up once it has settled; check the Scorers page for registered scorers.")));
+          return;
+        }
+        el.appendChild(h("div", { id: "score-list" }, scores.map((s) => scoreCard(s, execBy.get(s.score_id) || [], selectSpan))));
+      } },
+      { id: "input", label: "Scorer input", render: (el) => {
+        const qs = ui.inputSpan ? "?span_id=" + encodeURIComponent(ui.inputSpan) : "";
+        TS.fill(el, async () => scorerInputView(await TS.api.get("api/traces/" + enc + "/scorer-input" + qs),
+          ui.inputSpan, () => { ui.inputSpan = null; show(); }));
+      } },
+      { id: "steps", label: "Step tree", render: (el) => {
+        TS.fill(el, async () => {
+          const data = await TS.api.get("api/traces/" + enc + "/steps");
+          const nodes = Array.isArray(data) ? data : data.steps || data.roots || (data.root ? [data.root] : []);
+          return h("div", { id: "step-tree" }, h("p", { class: "muted" }, "The normalized steps every scorer input is built from (Mastra's span kinds)."), stepTreeView(nodes));
+        });
+      } },
+      { id: "decisions", label: "Decisions (" + decisions.length + ")", render: (el) => {
+        if (!decisions.length) { el.appendChild(h("p", { class: "muted" }, "No scoring decisions for this trace yet.")); return; }
+        el.appendChild(TS.table([
+          { label: "scorer", value: (d) => d.scorer_id },
+          { label: "version", value: (d) => h("span", { class: "mono small" }, String(d.scorer_version || "").slice(0, 12)) },
+          { label: "span", value: (d) => h("span", { class: "mono" }, TS.shortId(d.span_id)) },
+          { label: "decision", value: (d) => h("span", { class: "badge badge-" + d.decision.replace("_", "-") }, d.decision) },
+          { label: "attempts", class: "num", value: (d) => TS.fmtNum(d.attempts) },
+          { label: "last error", value: (d) => d.last_error || "" },
+          { label: "updated", value: (d) => TS.fmtTime(Number(d.updated_ms)) },
+        ], decisions, { compact: true }));
+      } },
+    ];
+    show();
+  };
+})();

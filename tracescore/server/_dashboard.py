@@ -1,0 +1,165 @@
+"""The built-in web dashboard: static pages at ``/`` and the JSON routes they need beyond the core API.
+
+``mount_dashboard(app)`` serves ``dashboards/web/index.html`` at ``/`` and its assets under
+``/ui/`` (plain files, no build step, no CDN), and adds two read-only routes:
+
+- ``GET /api/traces/{trace_id}/scorer-input[?span_id=]``: what a scorer would see for the trace
+  (``tracescore.traces.scorer_input``), as JSON.
+- ``GET /api/traces/{trace_id}/steps``: the normalized step tree (``Trace.steps``), as JSON.
+
+The pages read everything else through ``POST /api/sql`` and ``GET /api/traces[/{id}]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+
+log = logging.getLogger(__name__)
+
+WEB_DIR = Path(__file__).resolve().parents[2] / "dashboards" / "web"
+"""Where the dashboard's files live in a source checkout (``dashboards/web``)."""
+
+_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
+_SPAN_ID = re.compile(r"^[0-9a-fA-F]{16}$")
+# Step fields the dashboard does not need: the parent link is a cycle, raw attributes are on the
+# span already (GET /api/traces/{id}).
+_STEP_SKIP = frozenset({"parent", "attributes"})
+
+
+def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
+    """Serve the dashboard pages at ``/`` and add the dashboard's JSON routes to ``app``.
+
+    The store is read from ``app.state.store`` at request time. ``web_dir`` overrides where the
+    page files are (default: ``dashboards/web`` of the source tree).
+    """
+    from fastapi import APIRouter
+    from fastapi.responses import FileResponse, HTMLResponse
+    from starlette.staticfiles import StaticFiles
+
+    web = Path(web_dir) if web_dir is not None else WEB_DIR
+    router = APIRouter()
+
+    @router.get("/api/traces/{trace_id}/scorer-input", tags=["dashboard"])
+    def get_scorer_input(request: Request, trace_id: str, span_id: str | None = None) -> Any:
+        """What a scorer sees for this trace (default target, or the given span)."""
+        trace = _load(request, trace_id)
+        if span_id is not None and not _SPAN_ID.match(span_id):
+            return _error(400, f"span_id must be 16 hex digits, got {span_id!r}")
+        from tracescore.traces import SpanNotFound, scorer_input
+
+        try:
+            result = scorer_input(trace, span_id.lower() if span_id else None)
+        except SpanNotFound as exc:
+            return _error(404, str(exc))
+        return _jsonable(result)
+
+    @router.get("/api/traces/{trace_id}/steps", tags=["dashboard"])
+    def get_steps(request: Request, trace_id: str) -> Any:
+        """The normalized step tree of this trace (one root step per root span)."""
+        trace = _load(request, trace_id)
+        return {"trace_id": trace_id.lower(), "steps": [step_to_dict(s) for s in trace.steps]}
+
+    app.include_router(router)
+
+    if not (web / "index.html").is_file():
+        log.warning("dashboard files not found in %s; the dashboard is not served", web)
+
+        @app.get("/", include_in_schema=False)
+        def no_dashboard() -> HTMLResponse:
+            return HTMLResponse(
+                "<p>tracescore is running, but the dashboard files were not found in "
+                f"{web}. The API is at /api/sql and /api/traces.</p>"
+            )
+
+        return
+
+    no_cache = {"Cache-Control": "no-cache"}
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(web / "index.html", media_type="text/html", headers=no_cache)
+
+    class _Assets(StaticFiles):
+        def file_response(self, *args: Any, **kwargs: Any) -> Any:
+            response = super().file_response(*args, **kwargs)
+            response.headers["Cache-Control"] = "no-cache"
+            return response
+
+    app.mount("/ui", _Assets(directory=web), name="dashboard")
+
+
+def _error(status: int, message: str) -> Any:
+    raise HTTPException(status, message)
+
+
+def _load(request: Request, trace_id: str) -> Any:
+    from tracescore.traces import TraceNotFound, load_trace
+
+    if not _TRACE_ID.match(trace_id):
+        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    try:
+        return load_trace(request.app.state.store, trace_id.lower())
+    except TraceNotFound as exc:
+        raise HTTPException(404, str(exc)) from exc
+
+
+def step_to_dict(step: Any) -> dict[str, Any]:
+    """A normalized ``Step`` (and its children) as JSON-ready dicts; messages as role + parts."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(step):
+        if f.name in _STEP_SKIP:
+            continue
+        value = getattr(step, f.name)
+        if f.name == "children":
+            out["children"] = [step_to_dict(c) for c in value]
+        elif value is None or value == {} or value == []:
+            continue
+        else:
+            out[f.name] = _jsonable(value)
+    out["duration_ms"] = step.duration_ms
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values from pydantic models, dataclasses (message parts tagged), bytes, …."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "kind") and hasattr(value, "children") and hasattr(value, "span_id"):
+            return step_to_dict(value)
+        fields = {
+            f.name: _jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in _STEP_SKIP
+        }
+        fields.setdefault("type", _part_type(type(value).__name__))
+        return fields
+    isoformat = getattr(value, "isoformat", None)
+    if callable(isoformat):
+        return isoformat()
+    return str(value)
+
+
+def _part_type(class_name: str) -> str:
+    return {"Call": "tool_call", "Result": "tool_result", "Msg": "message"}.get(
+        class_name, class_name.lower()
+    )
+
+
+__all__ = ["WEB_DIR", "mount_dashboard", "step_to_dict"]
