@@ -6,6 +6,7 @@ LLM judges (``create_faithfulness_scorer``, ``create_hallucination_scorer``,
 budget and audit trajectories. Every factory returns a ``tracescore.scoring.Scorer``.
 """
 
+from . import checks
 from ._checks_trajectory import (
     analyze_tool_failures,
     check_trajectory_blacklist,
@@ -20,6 +21,11 @@ from ._extract import (
     extract_workflow_trajectory,
 )
 from ._results import Record, round_score
+from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
+from ._trajectory_scorers import (
+    create_trajectory_accuracy_scorer_code,
+    create_trajectory_scorer_code,
+)
 
 __all__ = [
     "Record",
@@ -27,7 +33,11 @@ __all__ = [
     "analyze_tool_failures",
     "check_trajectory_blacklist",
     "check_trajectory_efficiency",
+    "checks",
     "compare_trajectories",
+    "create_tool_call_accuracy_scorer_code",
+    "create_trajectory_accuracy_scorer_code",
+    "create_trajectory_scorer_code",
     "extract_tool_calls",
     "extract_tool_results",
     "extract_trajectory",
