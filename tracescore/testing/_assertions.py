@@ -13,8 +13,8 @@ _BAR_EPSILON = 1e-9
 _SHOW_ITEMS = 5
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else repr(value)
+def _short(value: Any, limit: int = 60, *, quote: bool = True) -> str:
+    text = repr(value) if quote or not isinstance(value, str) else value
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -73,7 +73,7 @@ def _pulled_down(result: Any, scorer_id: str, bar: float, *, gate: bool | None =
     low.sort(key=lambda entry: (entry[0], entry[1].index))
     lines = [
         f"    item {item.index} (input {_short(item.input)}): score {score:.3f}"
-        + (f" — {_short(run.reason, 100)}" if getattr(run, "reason", None) else "")
+        + (f" — {_short(run.reason, 100, quote=False)}" if getattr(run, "reason", None) else "")
         for score, item, run in low[:_SHOW_ITEMS]
     ]
     more = f"\n    … and {len(low) - _SHOW_ITEMS} more" if len(low) > _SHOW_ITEMS else ""
@@ -84,7 +84,7 @@ def _errored(result: Any) -> str:
     bad = [item for item in result.items if item.error]
     if not bad:
         return ""
-    lines = [f"    item {item.index} (input {_short(item.input)}): {_short(item.error, 120)}"
+    lines = [f"    item {item.index} (input {_short(item.input)}): {_short(item.error, 120, quote=False)}"
              for item in bad[:_SHOW_ITEMS]]
     more = f"\n    … and {len(bad) - _SHOW_ITEMS} more" if len(bad) > _SHOW_ITEMS else ""
     return f"\n  {len(bad)} item(s) errored:\n" + "\n".join(lines) + more
