@@ -19,7 +19,7 @@ from tracescore.ingest import (
     span_dicts_from_otlp,
 )
 
-from .otlp_payloads import (
+from ingest.otlp_payloads import (
     FIXTURE_DIRS,
     FIXTURES,
     fixture_json,

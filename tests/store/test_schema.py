@@ -1,0 +1,74 @@
+"""Schema and migrations (tracescore.store._schema)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracescore.store import SCHEMA_VERSION, Store
+
+SCORES = (
+    "score_id trace_id span_id project scorer_id scorer_name scorer_version source eval_run_id "
+    "status score reason run_id created_at duration_ms preprocess_step_result "
+    "analyze_step_result preprocess_prompt analyze_prompt generate_score_prompt "
+    "generate_reason_prompt input output ground_truth error metadata judge_input_tokens "
+    "judge_output_tokens judge_total_tokens judge_reasoning_tokens judge_cached_input_tokens "
+    "judge_cost"
+).split()
+JUDGE_EXECUTIONS = (
+    "execution_id score_id trace_id scorer_id step status prompt judge_model_id judge_provider "
+    "attempt_count model_call_count duration_ms output raw_output finish_reason input_tokens "
+    "output_tokens total_tokens reasoning_tokens cached_input_tokens "
+    "cache_creation_input_tokens cost_amount cost_unit cost_source error_name error_message "
+    "error_code created_at"
+).split()
+SCORING_DECISIONS = (
+    "trace_id span_id scorer_id scorer_version decision attempts last_error next_attempt_at "
+    "score_id created_at updated_at"
+).split()
+SPANS = (
+    "trace_id span_id parent_span_id project service_name name kind start_time end_time "
+    "duration_ms status_code status_message attributes resource_attributes events links "
+    "scope_name scope_version received_at"
+).split()
+
+
+def _columns(store: Store, table: str) -> list[str]:
+    rows = store.read(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        "ORDER BY ordinal_position",
+        [table],
+    )
+    return [row["column_name"] for row in rows]
+
+
+def test_tables_have_the_agreed_columns(store: Store) -> None:
+    assert _columns(store, "scores") == SCORES
+    assert _columns(store, "judge_executions") == JUDGE_EXECUTIONS
+    assert _columns(store, "scoring_decisions") == SCORING_DECISIONS
+    assert _columns(store, "spans") == SPANS
+    assert "event_name" in _columns(store, "logs")
+    traces = _columns(store, "traces")
+    for column in ("trace_id", "project", "service_name", "root_span_id", "start_time",
+                   "end_time", "span_count", "error_count"):
+        assert column in traces
+
+
+def test_span_times_are_timestamp_ns(store: Store) -> None:
+    types = {
+        row["column_name"]: row["data_type"]
+        for row in store.read(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'spans'"
+        )
+    }
+    assert types["start_time"] == "TIMESTAMP_NS"
+    assert types["attributes"] == "JSON"
+
+
+def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "x.duckdb"
+    with Store(path) as first:
+        first_rows = first.read("SELECT version FROM schema_version")
+    with Store(path) as second:
+        second_rows = second.read("SELECT version FROM schema_version")
+    assert first_rows == second_rows == [{"version": v} for v in range(1, SCHEMA_VERSION + 1)]

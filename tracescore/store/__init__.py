@@ -1,0 +1,43 @@
+"""DuckDB storage: schema and migrations, the single group-commit writer, reads, the SQL surface.
+
+``Store(path).open()`` owns one database file. Writes (spans, logs, scores, arbitrary functions
+of the connection) go through one writer thread and resolve after their commit; reads run on
+their own cursors; ``Store.query`` is the guarded, read-only SQL surface for users.
+"""
+
+from ._arrow import LOG_INPUT_COLUMNS, SPAN_INPUT_COLUMNS, rows_table, to_json_text
+from ._errors import (
+    InvalidRow,
+    InvalidSql,
+    QueryTimeout,
+    StoreClosed,
+    StoreError,
+    WriteQueueFull,
+)
+from ._guard import check_sql, json_safe
+from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
+from ._store import QueryResult, Store
+from ._writer import WriterStats
+
+__all__ = [
+    "LOG_INPUT_COLUMNS",
+    "MIGRATIONS",
+    "PRIMARY_KEYS",
+    "SCHEMA_VERSION",
+    "SPAN_INPUT_COLUMNS",
+    "TABLES",
+    "InvalidRow",
+    "InvalidSql",
+    "QueryResult",
+    "QueryTimeout",
+    "Store",
+    "StoreClosed",
+    "StoreError",
+    "WriteQueueFull",
+    "WriterStats",
+    "check_sql",
+    "column_names",
+    "json_safe",
+    "rows_table",
+    "to_json_text",
+]

@@ -1,0 +1,251 @@
+"""Turn span/log batches and row dicts into Arrow tables typed after the schema.
+
+Everything the store inserts goes through here, so DuckDB gets one Arrow table per statement
+(never row-by-row inserts). Span and log batches arrive columnar (``tracescore.ingest``); score
+rows arrive as dicts and are checked against the table's columns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import orjson
+
+from ._errors import InvalidRow
+from ._schema import TABLES
+
+SPAN_INPUT_COLUMNS: tuple[str, ...] = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "project",
+    "service_name",
+    "name",
+    "kind",
+    "start_time_ns",
+    "end_time_ns",
+    "duration_ms",
+    "status_code",
+    "status_message",
+    "attributes",
+    "resource_attributes",
+    "events",
+    "links",
+    "scope_name",
+    "scope_version",
+)
+"""Keys of a span row / columns of a span batch (INTERFACES.md); times are integer ns."""
+
+LOG_INPUT_COLUMNS: tuple[str, ...] = (
+    "log_id",
+    "trace_id",
+    "span_id",
+    "time_unix_nano",
+    "observed_time_unix_nano",
+    "severity_number",
+    "severity_text",
+    "event_name",
+    "body",
+    "attributes",
+    "resource_attributes",
+    "scope_name",
+    "scope_version",
+    "project",
+    "service_name",
+)
+"""Columns of a log batch; ``log_id`` is a content digest used to drop re-sent records."""
+
+_SPAN_JSON = {"attributes", "resource_attributes", "events", "links"}
+_LOG_JSON = {"body", "attributes", "resource_attributes"}
+
+
+def _json_default(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def to_json_text(value: Any) -> str | None:
+    """Serialize a Python value for a JSON column (None stays NULL)."""
+    if value is None:
+        return None
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _columns_of(batch: Any, names: tuple[str, ...], json_names: set[str]) -> dict[str, list[Any]]:
+    """Columns from a batch object (``.columns``), a mapping of lists, or a list of row dicts."""
+    columns = getattr(batch, "columns", batch)
+    if isinstance(columns, Mapping):
+        missing = [name for name in names if name not in columns]
+        if missing:
+            raise InvalidRow(f"the batch lacks columns {missing}; expected {list(names)}")
+        return {name: list(columns[name]) for name in names}
+    rows = list(columns)
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    for row in rows:
+        unknown = set(row) - set(names)
+        if unknown:
+            raise InvalidRow(f"unknown keys {sorted(unknown)}; a row has the keys {list(names)}")
+        for name in names:
+            value = row.get(name)
+            if name in json_names and value is not None and not isinstance(value, str):
+                value = to_json_text(value)
+            out[name].append(value)
+    return out
+
+
+def span_table(batches: Iterable[Any]) -> Any:
+    """One Arrow table (columns of ``spans`` minus ``received_at``) from several span batches."""
+    import pyarrow as pa
+
+    merged: dict[str, list[Any]] = {name: [] for name in SPAN_INPUT_COLUMNS}
+    for batch in batches:
+        columns = _columns_of(batch, SPAN_INPUT_COLUMNS, _SPAN_JSON)
+        for name in SPAN_INPUT_COLUMNS:
+            merged[name].extend(columns[name])
+    string = pa.string()
+    timestamp = pa.timestamp("ns")
+    arrays = {
+        "trace_id": pa.array(merged["trace_id"], string),
+        "span_id": pa.array(merged["span_id"], string),
+        "parent_span_id": pa.array(merged["parent_span_id"], string),
+        "project": pa.array(merged["project"], string),
+        "service_name": pa.array(merged["service_name"], string),
+        "name": pa.array(merged["name"], string),
+        "kind": pa.array(merged["kind"], string),
+        "start_time": pa.array(merged["start_time_ns"], pa.int64()).cast(timestamp),
+        "end_time": pa.array(merged["end_time_ns"], pa.int64()).cast(timestamp),
+        "duration_ms": pa.array(merged["duration_ms"], pa.float64()),
+        "status_code": pa.array(merged["status_code"], string),
+        "status_message": pa.array(merged["status_message"], string),
+        "attributes": pa.array(merged["attributes"], string),
+        "resource_attributes": pa.array(merged["resource_attributes"], string),
+        "events": pa.array(merged["events"], string),
+        "links": pa.array(merged["links"], string),
+        "scope_name": pa.array(merged["scope_name"], string),
+        "scope_version": pa.array(merged["scope_version"], string),
+    }
+    return pa.table(arrays)
+
+
+def log_table(batches: Iterable[Any]) -> Any:
+    """One Arrow table (columns of ``logs`` minus ``received_at``) from several log batches."""
+    import pyarrow as pa
+
+    merged: dict[str, list[Any]] = {name: [] for name in LOG_INPUT_COLUMNS}
+    for batch in batches:
+        columns = _columns_of(batch, LOG_INPUT_COLUMNS, _LOG_JSON)
+        for name in LOG_INPUT_COLUMNS:
+            merged[name].extend(columns[name])
+    string = pa.string()
+    timestamp = pa.timestamp("ns")
+    numeric = {"time_unix_nano", "observed_time_unix_nano", "severity_number"}
+    arrays = {
+        name: pa.array(merged[name], string) for name in LOG_INPUT_COLUMNS if name not in numeric
+    }
+    arrays["log_time"] = pa.array(merged["time_unix_nano"], pa.int64()).cast(timestamp)
+    arrays["observed_time"] = pa.array(merged["observed_time_unix_nano"], pa.int64()).cast(
+        timestamp
+    )
+    arrays["severity_number"] = pa.array(merged["severity_number"], pa.int32())
+    order = [name for name, _ in TABLES["logs"] if name != "received_at"]
+    return pa.table({name: arrays[name] for name in order})
+
+
+def _to_utc_naive(value: Any, column: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    raise InvalidRow(f"{column}: expected a datetime or ISO-8601 text, got {type(value).__name__}")
+
+
+def _arrow_type(sql_type: str) -> Any:
+    import pyarrow as pa
+
+    base = sql_type.split()[0]
+    return {
+        "VARCHAR": pa.string(),
+        "JSON": pa.string(),
+        "DOUBLE": pa.float64(),
+        "BIGINT": pa.int64(),
+        "INTEGER": pa.int32(),
+        "TIMESTAMP": pa.timestamp("us"),
+        "TIMESTAMP_NS": pa.timestamp("ns"),
+    }[base]
+
+
+def _convert(value: Any, base: str, column: str) -> Any:
+    if value is None:
+        return None
+    if base == "JSON":
+        return to_json_text(value)
+    if base == "TIMESTAMP":
+        return _to_utc_naive(value, column)
+    if base == "DOUBLE":
+        number = float(value)
+        return None if math.isnan(number) else number
+    if base in ("BIGINT", "INTEGER"):
+        return int(value)
+    if base == "VARCHAR":
+        return value if isinstance(value, str) else str(value)
+    return value
+
+
+def rows_table(
+    table: str, rows: Sequence[Mapping[str, Any]], *, defaults: Mapping[str, Any] | None = None
+) -> Any:
+    """An Arrow table for ``table`` from row dicts; unknown keys raise ``InvalidRow``.
+
+    Missing keys are NULL (or the value from ``defaults``); JSON columns take Python values and
+    are serialized (a ``str`` becomes a JSON string); datetimes are stored as naive UTC.
+    """
+    import pyarrow as pa
+
+    schema = TABLES[table]
+    known = {name for name, _ in schema}
+    for index, row in enumerate(rows):
+        unknown = set(row) - known
+        if unknown:
+            raise InvalidRow(
+                f"{table} row {index}: unknown columns {sorted(unknown)}; the columns are "
+                f"{[name for name, _ in schema]}"
+            )
+    defaults = defaults or {}
+    arrays = {}
+    for name, sql_type in schema:
+        base = sql_type.split()[0]
+        try:
+            values = [
+                _convert(row.get(name, defaults.get(name)), base, name) for row in rows
+            ]
+        except (TypeError, ValueError) as exc:
+            raise InvalidRow(f"{table}.{name}: {exc}") from None
+        arrays[name] = pa.array(values, _arrow_type(sql_type))
+    return pa.table(arrays)
+
+
+__all__ = [
+    "LOG_INPUT_COLUMNS",
+    "SPAN_INPUT_COLUMNS",
+    "log_table",
+    "rows_table",
+    "span_table",
+    "to_json_text",
+]

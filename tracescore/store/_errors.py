@@ -1,0 +1,54 @@
+"""Errors of the store room.
+
+::
+
+    TracescoreError
+    └── StoreError             something the store refused or could not do
+        ├── InvalidSql         user SQL the SQL surface refuses (a write, a file read, …) → 400
+        ├── QueryTimeout       user SQL stopped after the time limit → 408
+        ├── WriteQueueFull     the writer is behind; retry after ``retry_after_s`` → 503
+        ├── StoreClosed        the store is not open (or is shutting down) → 503
+        └── InvalidRow         a row given to write_scores / write_spans has an unknown column
+"""
+
+from __future__ import annotations
+
+from tracescore.model import TracescoreError
+
+
+class StoreError(TracescoreError):
+    """Base class of the store's errors."""
+
+
+class InvalidSql(StoreError):
+    """A statement the SQL surface refuses; the message says why and what is allowed."""
+
+
+class QueryTimeout(StoreError):
+    """A query ran past its time limit and was interrupted."""
+
+
+class WriteQueueFull(StoreError):
+    """The write queue is full; the caller should retry after ``retry_after_s`` seconds."""
+
+    def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class StoreClosed(StoreError):
+    """The store is closed or closing; nothing more is accepted."""
+
+
+class InvalidRow(StoreError):
+    """A row handed to the store names a column the table does not have."""
+
+
+__all__ = [
+    "InvalidRow",
+    "InvalidSql",
+    "QueryTimeout",
+    "StoreClosed",
+    "StoreError",
+    "WriteQueueFull",
+]

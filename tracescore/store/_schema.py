@@ -1,0 +1,233 @@
+"""The database schema: tables, the ``traces`` view, and numbered migrations.
+
+``TABLES`` is the one description of every stored column (name, DuckDB type); migrations create
+tables from it and the Arrow writer takes column types from it. A new column or table is a new
+entry at the end of ``MIGRATIONS``; applied versions are recorded in ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SPANS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("span_id", "VARCHAR NOT NULL"),
+    ("parent_span_id", "VARCHAR"),
+    ("project", "VARCHAR NOT NULL"),
+    ("service_name", "VARCHAR"),
+    ("name", "VARCHAR"),
+    ("kind", "VARCHAR"),
+    ("start_time", "TIMESTAMP_NS"),
+    ("end_time", "TIMESTAMP_NS"),
+    ("duration_ms", "DOUBLE"),
+    ("status_code", "VARCHAR"),
+    ("status_message", "VARCHAR"),
+    ("attributes", "JSON"),
+    ("resource_attributes", "JSON"),
+    ("events", "JSON"),
+    ("links", "JSON"),
+    ("scope_name", "VARCHAR"),
+    ("scope_version", "VARCHAR"),
+    ("received_at", "TIMESTAMP"),
+)
+
+LOGS: tuple[tuple[str, str], ...] = (
+    ("log_id", "VARCHAR NOT NULL"),
+    ("trace_id", "VARCHAR"),
+    ("span_id", "VARCHAR"),
+    ("log_time", "TIMESTAMP_NS"),
+    ("observed_time", "TIMESTAMP_NS"),
+    ("severity_number", "INTEGER"),
+    ("severity_text", "VARCHAR"),
+    ("event_name", "VARCHAR"),
+    ("body", "JSON"),
+    ("attributes", "JSON"),
+    ("resource_attributes", "JSON"),
+    ("scope_name", "VARCHAR"),
+    ("scope_version", "VARCHAR"),
+    ("project", "VARCHAR NOT NULL"),
+    ("service_name", "VARCHAR"),
+    ("received_at", "TIMESTAMP"),
+)
+
+SCORES: tuple[tuple[str, str], ...] = (
+    ("score_id", "VARCHAR NOT NULL"),
+    ("trace_id", "VARCHAR"),
+    ("span_id", "VARCHAR"),
+    ("project", "VARCHAR"),
+    ("scorer_id", "VARCHAR"),
+    ("scorer_name", "VARCHAR"),
+    ("scorer_version", "VARCHAR"),
+    ("source", "VARCHAR"),
+    ("eval_run_id", "VARCHAR"),
+    ("status", "VARCHAR"),
+    ("score", "DOUBLE"),
+    ("reason", "VARCHAR"),
+    ("run_id", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),
+    ("duration_ms", "DOUBLE"),
+    ("preprocess_step_result", "JSON"),
+    ("analyze_step_result", "JSON"),
+    ("preprocess_prompt", "VARCHAR"),
+    ("analyze_prompt", "VARCHAR"),
+    ("generate_score_prompt", "VARCHAR"),
+    ("generate_reason_prompt", "VARCHAR"),
+    ("input", "JSON"),
+    ("output", "JSON"),
+    ("ground_truth", "JSON"),
+    ("error", "JSON"),
+    ("metadata", "JSON"),
+    ("judge_input_tokens", "BIGINT"),
+    ("judge_output_tokens", "BIGINT"),
+    ("judge_total_tokens", "BIGINT"),
+    ("judge_reasoning_tokens", "BIGINT"),
+    ("judge_cached_input_tokens", "BIGINT"),
+    ("judge_cost", "DOUBLE"),
+)
+
+JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
+    ("execution_id", "VARCHAR NOT NULL"),
+    ("score_id", "VARCHAR"),
+    ("trace_id", "VARCHAR"),
+    ("scorer_id", "VARCHAR"),
+    ("step", "VARCHAR"),
+    ("status", "VARCHAR"),
+    ("prompt", "VARCHAR"),
+    ("judge_model_id", "VARCHAR"),
+    ("judge_provider", "VARCHAR"),
+    ("attempt_count", "INTEGER"),
+    ("model_call_count", "INTEGER"),
+    ("duration_ms", "DOUBLE"),
+    ("output", "JSON"),
+    ("raw_output", "VARCHAR"),
+    ("finish_reason", "VARCHAR"),
+    ("input_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"),
+    ("total_tokens", "BIGINT"),
+    ("reasoning_tokens", "BIGINT"),
+    ("cached_input_tokens", "BIGINT"),
+    ("cache_creation_input_tokens", "BIGINT"),
+    ("cost_amount", "DOUBLE"),
+    ("cost_unit", "VARCHAR"),
+    ("cost_source", "VARCHAR"),
+    ("error_name", "VARCHAR"),
+    ("error_message", "VARCHAR"),
+    ("error_code", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),
+)
+
+SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("span_id", "VARCHAR NOT NULL"),
+    ("scorer_id", "VARCHAR NOT NULL"),
+    ("scorer_version", "VARCHAR NOT NULL"),
+    ("decision", "VARCHAR NOT NULL"),
+    ("attempts", "INTEGER"),
+    ("last_error", "VARCHAR"),
+    ("next_attempt_at", "TIMESTAMP"),
+    ("score_id", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),
+    ("updated_at", "TIMESTAMP"),
+)
+
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "spans": SPANS,
+    "logs": LOGS,
+    "scores": SCORES,
+    "judge_executions": JUDGE_EXECUTIONS,
+    "scoring_decisions": SCORING_DECISIONS,
+}
+"""Every stored table: column name → DuckDB type (constraints included)."""
+
+PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
+    "spans": ("trace_id", "span_id"),
+    "logs": ("log_id",),
+    "scores": ("score_id",),
+    "judge_executions": ("execution_id",),
+    "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
+}
+
+TRACES_VIEW = """
+CREATE OR REPLACE VIEW traces AS
+SELECT
+    trace_id,
+    coalesce(arg_min(project, start_time) FILTER (WHERE parent_span_id IS NULL),
+             any_value(project)) AS project,
+    coalesce(arg_min(service_name, start_time) FILTER (WHERE parent_span_id IS NULL),
+             arg_min(service_name, start_time)) AS service_name,
+    arg_min(span_id, start_time) FILTER (WHERE parent_span_id IS NULL) AS root_span_id,
+    arg_min(name, start_time) FILTER (WHERE parent_span_id IS NULL) AS root_span_name,
+    min(start_time) AS start_time,
+    max(end_time) AS end_time,
+    date_diff('microsecond', min(start_time), max(end_time)) / 1000.0 AS duration_ms,
+    count(*) AS span_count,
+    count(*) FILTER (WHERE status_code = 'ERROR') AS error_count,
+    bool_or(parent_span_id IS NULL) AS has_root,
+    bool_or(parent_span_id IS NULL AND end_time IS NOT NULL) AS root_ended,
+    max(received_at) AS last_received_at
+FROM spans
+GROUP BY trace_id
+"""
+
+
+def _create_table(name: str) -> str:
+    columns = ",\n    ".join(f"{column} {sql_type}" for column, sql_type in TABLES[name])
+    key = ", ".join(PRIMARY_KEYS[name])
+    return f"CREATE TABLE IF NOT EXISTS {name} (\n    {columns},\n    PRIMARY KEY ({key})\n)"
+
+
+Migration = tuple[int, str, Callable[[], Sequence[str]]]
+
+MIGRATIONS: list[Migration] = [
+    (
+        1,
+        "spans, logs, scores, judge_executions, scoring_decisions, traces view",
+        lambda: [
+            *(_create_table(name) for name in TABLES),
+            TRACES_VIEW,
+        ],
+    ),
+]
+"""(version, description, statements) in order; append new ones, never edit applied ones."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(conn: Any) -> int:
+    """Apply every migration newer than the database's version; return the resulting version."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version "
+        "(version INTEGER PRIMARY KEY, description VARCHAR, applied_at TIMESTAMP)"
+    )
+    current = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+    for version, description, statements in MIGRATIONS:
+        if version <= current:
+            continue
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            for statement in statements():
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                [version, description, datetime.now(UTC).replace(tzinfo=None)],
+            )
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("applied schema migration %d: %s", version, description)
+        current = version
+    return int(current)
+
+
+def column_names(table: str) -> tuple[str, ...]:
+    """The stored column names of ``table`` in order."""
+    return tuple(name for name, _ in TABLES[table])
+
+
+__all__ = ["MIGRATIONS", "PRIMARY_KEYS", "SCHEMA_VERSION", "TABLES", "column_names", "migrate"]

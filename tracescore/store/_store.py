@@ -1,0 +1,458 @@
+"""``Store``: one DuckDB file, one writer thread, read cursors, and the guarded SQL surface.
+
+The write connection belongs to the writer thread (``_writer.py``); every read takes its own
+cursor. After migrations the database's external access is switched off
+(``enable_external_access=false``): no statement, trusted or not, can then read or write files
+outside the store's export directory, attach databases or load extensions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from ._arrow import rows_table
+from ._errors import InvalidSql, QueryTimeout, StoreClosed, StoreError
+from ._guard import check_sql, explain_duckdb_error, json_safe
+from ._schema import SCHEMA_VERSION, migrate
+from ._writer import Writer, WriterStats, unregister_quietly
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_SPAN_ROW_SQL = """
+SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
+       epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
+       status_code, status_message, attributes, resource_attributes, events, links,
+       scope_name, scope_version
+FROM spans WHERE trace_id = ? ORDER BY start_time, span_id
+"""
+_LOG_ROW_SQL = """
+SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
+       epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
+       event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
+       service_name
+FROM logs WHERE trace_id = ? ORDER BY log_time, observed_time, log_id
+"""
+_SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
+_LOG_JSON = ("body", "attributes", "resource_attributes")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """The answer of ``Store.query``: column names and types, JSON-safe rows, truncation flag."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    types: list[str]
+
+
+class Store:
+    """The tracescore database. ``open()`` it (or use ``with``) before use; ``close()`` drains.
+
+    Args:
+        path: the DuckDB file (created with its directory if missing); ``":memory:"`` for tests.
+        read_only: open without a writer (``tracescore sql --db`` on a stopped server's file).
+        sql_row_limit: the default row cap of ``query``.
+        sql_timeout_s: the default time limit of ``query``.
+        max_pending_rows: rows that may wait for the writer before writes get ``WriteQueueFull``.
+        max_batch_rows: at most this many rows go into one group commit.
+        retry_after_s: the ``retry_after_s`` of ``WriteQueueFull``.
+        memory_limit: DuckDB's ``memory_limit`` (e.g. ``"1GB"``), or None for DuckDB's default.
+        threads: DuckDB's worker threads, or None for DuckDB's default.
+        external_access: leave DuckDB's file/network access on (trusted CLI export only).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        sql_row_limit: int = 10_000,
+        sql_timeout_s: float = 30.0,
+        max_pending_rows: int = 200_000,
+        max_batch_rows: int = 32_768,
+        retry_after_s: float = 1.0,
+        memory_limit: str | None = None,
+        threads: int | None = None,
+        external_access: bool = False,
+    ) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self.sql_row_limit = sql_row_limit
+        self.sql_timeout_s = sql_timeout_s
+        self._max_pending_rows = max_pending_rows
+        self._max_batch_rows = max_batch_rows
+        self._retry_after_s = retry_after_s
+        self._memory_limit = memory_limit
+        self._threads = threads
+        self._external_access = external_access
+        self._conn: Any = None
+        self._writer: Writer | None = None
+        self._export_dir: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def open(self) -> Store:
+        """Connect, apply migrations, lock down external access, start the writer."""
+        import duckdb
+
+        if self._conn is not None:
+            return self
+        if self.path != ":memory:" and not self.read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if self.read_only and not Path(self.path).exists():
+            raise StoreError(f"no database at {self.path}; check --db (or start the server)")
+        config: dict[str, Any] = {}
+        if self._memory_limit:
+            config["memory_limit"] = self._memory_limit
+        if self._threads:
+            config["threads"] = self._threads
+        try:
+            conn = duckdb.connect(self.path, read_only=self.read_only, config=config)
+        except duckdb.IOException as exc:
+            raise StoreError(
+                f"cannot open {self.path}: {exc}. If `tracescore serve` is running on this file, "
+                "query it with --url instead of --db"
+            ) from exc
+        try:
+            if not self.read_only:
+                version = migrate(conn)
+                log.info("opened %s (schema version %d)", self.path, version)
+            if not self._external_access:
+                self._export_dir = tempfile.mkdtemp(prefix="tracescore-export-")
+                conn.execute(f"SET allowed_directories = ['{self._export_dir}/']")
+                conn.execute("SET enable_external_access = false")
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        if not self.read_only:
+            self._writer = Writer(
+                conn,
+                max_pending_rows=self._max_pending_rows,
+                max_batch_rows=self._max_batch_rows,
+                retry_after_s=self._retry_after_s,
+            )
+            self._writer.start()
+        return self
+
+    def close(self) -> None:
+        """Finish queued writes, checkpoint, and close the database."""
+        if self._conn is None:
+            return
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+            try:
+                self._conn.execute("CHECKPOINT")
+            except Exception as exc:  # a failed checkpoint leaves the WAL; nothing is lost
+                log.warning("checkpoint on close failed: %s", exc)
+        self._conn.close()
+        self._conn = None
+        if self._export_dir:
+            shutil.rmtree(self._export_dir, ignore_errors=True)
+            self._export_dir = None
+
+    def __enter__(self) -> Store:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def is_open(self) -> bool:
+        """True between ``open()`` and ``close()``."""
+        return self._conn is not None
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version this code writes (the last migration)."""
+        return SCHEMA_VERSION
+
+    def stats(self) -> WriterStats:
+        """The writer's counters (commits, rows received/inserted, pending rows)."""
+        return self._writer.stats if self._writer else WriterStats()
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def _submit(self, kind: Any, payload: Any, rows: int) -> Future[Any]:
+        if self._writer is None:
+            raise StoreClosed(
+                "the store is read-only or not open; open it with Store(path).open()"
+            )
+        if threading.current_thread() is self._writer.thread:
+            raise RuntimeError("cannot wait for the writer from inside a write(fn) function")
+        return self._writer.submit(kind, payload, rows)
+
+    def submit_spans(self, batch: Any) -> Future[None]:
+        """Queue a span batch (``SpanBatch``, mapping of columns, or row dicts); see write_spans."""
+        return self._submit("spans", batch, _rows_in(batch))
+
+    def submit_logs(self, batch: Any) -> Future[None]:
+        """Queue a log batch (``LogBatch`` or mapping of columns)."""
+        return self._submit("logs", batch, _rows_in(batch))
+
+    async def write_spans(self, batch: Any) -> None:
+        """Insert spans; returns after the commit. Re-sent spans (same ids) are ignored.
+
+        Raises ``WriteQueueFull`` at once when the writer is too far behind.
+        """
+        await asyncio.wrap_future(self.submit_spans(batch))
+
+    def write_spans_sync(self, batch: Any) -> None:
+        """``write_spans`` for synchronous callers."""
+        self.submit_spans(batch).result()
+
+    async def write_logs(self, batch: Any) -> None:
+        """Insert log records; returns after the commit. Re-sent records are ignored."""
+        await asyncio.wrap_future(self.submit_logs(batch))
+
+    def write_logs_sync(self, batch: Any) -> None:
+        """``write_logs`` for synchronous callers."""
+        self.submit_logs(batch).result()
+
+    async def write(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(conn)`` on the writer thread inside one transaction; return its result.
+
+        The transaction commits when ``fn`` returns and rolls back if it raises. Insert through
+        Arrow (``conn.register``) for many rows. ``fn`` must not wait for the store itself.
+        """
+        result: T = await asyncio.wrap_future(self._submit("fn", fn, 0))
+        return result
+
+    def write_sync(self, fn: Callable[[Any], T]) -> T:
+        """``write`` for synchronous callers."""
+        result: T = self._submit("fn", fn, 0).result()
+        return result
+
+    def write_scores_sync(
+        self,
+        scores: Sequence[Mapping[str, Any]],
+        judge_executions: Sequence[Mapping[str, Any]] = (),
+        decisions: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """Write score, judge-execution and scoring-decision rows in one transaction.
+
+        Rows are dicts keyed by column name (see the tables in docs/server.md); missing keys
+        are NULL, ``created_at``/``updated_at`` default to now. A score or execution whose id
+        is already stored is left as it is; a decision replaces the one with the same
+        (trace_id, span_id, scorer_id, scorer_version).
+        """
+        self.write_sync(_scores_writer(scores, judge_executions, decisions))
+
+    async def write_scores(
+        self,
+        scores: Sequence[Mapping[str, Any]],
+        judge_executions: Sequence[Mapping[str, Any]] = (),
+        decisions: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """``write_scores_sync`` for async callers."""
+        await self.write(_scores_writer(scores, judge_executions, decisions))
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def cursor(self) -> Any:
+        """A new DuckDB cursor for trusted reads on the calling thread (close it after use)."""
+        if self._conn is None:
+            raise StoreClosed("the store is not open; call Store(path).open() first")
+        return self._conn.cursor()
+
+    def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[
+        dict[str, Any]
+    ]:
+        """Run a trusted read on its own cursor and return row dicts (no guard, no limits)."""
+        cursor = self.cursor()
+        try:
+            cursor.execute(sql, params)
+            names = [d[0] for d in cursor.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    async def aread(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """``read`` in a worker thread, for async callers."""
+        return await asyncio.to_thread(self.read, sql, params)
+
+    def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]:
+        """The spans of one trace as span row dicts (INTERFACES.md), ordered by start time."""
+        rows = self.read(_SPAN_ROW_SQL, [trace_id.lower()])
+        return [_parse_json(row, _SPAN_JSON) for row in rows]
+
+    def fetch_trace_logs(self, trace_id: str) -> list[dict[str, Any]]:
+        """The log records of one trace as log row dicts (INTERFACES.md), ordered by time."""
+        rows = self.read(_LOG_ROW_SQL, [trace_id.lower()])
+        return [_parse_json(row, _LOG_JSON) for row in rows]
+
+    def query(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
+        *,
+        row_limit: int | None = None,
+        timeout_s: float | None = None,
+    ) -> QueryResult:
+        """Run one user statement, read-only, with a row cap and a time limit.
+
+        Raises ``InvalidSql`` (not a single read statement, file access, syntax) or
+        ``QueryTimeout``. Values come back JSON-safe.
+        """
+        import duckdb
+
+        check_sql(sql)
+        limit = self.sql_row_limit if row_limit is None else row_limit
+        timeout = self.sql_timeout_s if timeout_s is None else timeout_s
+        cursor = self.cursor()
+        timer = threading.Timer(timeout, cursor.interrupt)
+        timer.daemon = True
+        try:
+            cursor.execute("BEGIN TRANSACTION READ ONLY")
+            timer.start()
+            relation = cursor.sql(sql, params=params)
+            if relation is None:
+                raise InvalidSql("the statement returned no result; send a SELECT")
+            columns = list(relation.columns)
+            types = [str(t) for t in relation.types]
+            fetched = relation.limit(limit + 1).fetchall()
+        except duckdb.InterruptException:
+            raise QueryTimeout(
+                f"the query ran longer than {timeout:g} s and was stopped; narrow it "
+                "(WHERE, LIMIT) or raise sql_timeout_seconds"
+            ) from None
+        except duckdb.Error as exc:
+            raise explain_duckdb_error(exc) from None
+        finally:
+            timer.cancel()
+            try:
+                cursor.execute("ROLLBACK")
+            except Exception:
+                pass
+            cursor.close()
+        truncated = len(fetched) > limit
+        rows = [[json_safe(value) for value in row] for row in fetched[:limit]]
+        return QueryResult(columns=columns, rows=rows, truncated=truncated, types=types)
+
+    async def aquery(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
+        *,
+        row_limit: int | None = None,
+        timeout_s: float | None = None,
+    ) -> QueryResult:
+        """``query`` in a worker thread, for async callers."""
+        return await asyncio.to_thread(
+            self.query, sql, params, row_limit=row_limit, timeout_s=timeout_s
+        )
+
+    def export_parquet(self, sql: str, params: Sequence[Any] | None = None) -> Path:
+        """Write the result of a trusted SELECT to a Parquet file in the export directory.
+
+        The caller owns (and deletes) the returned file.
+        """
+        if self._export_dir is None:
+            handle, name = tempfile.mkstemp(suffix=".parquet", prefix="tracescore-")
+            os.close(handle)
+        else:
+            handle, name = tempfile.mkstemp(suffix=".parquet", dir=self._export_dir)
+            os.close(handle)
+        target = Path(name)
+        cursor = self.cursor()
+        try:
+            escaped = str(target).replace("'", "''")
+            cursor.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT parquet)", params)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
+        finally:
+            cursor.close()
+        return target
+
+
+def _rows_in(batch: Any) -> int:
+    columns = getattr(batch, "columns", batch)
+    if isinstance(columns, Mapping):
+        first = next(iter(columns.values()), ())
+        return len(first)
+    return len(columns)
+
+
+def _parse_json(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    for name in names:
+        value = row.get(name)
+        if isinstance(value, str):
+            row[name] = orjson.loads(value)
+    return row
+
+
+def _scores_writer(
+    scores: Sequence[Mapping[str, Any]],
+    judge_executions: Sequence[Mapping[str, Any]],
+    decisions: Sequence[Mapping[str, Any]],
+) -> Callable[[Any], None]:
+    import uuid
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC).replace(tzinfo=None)
+    scores = [
+        {**row, "score_id": row.get("score_id") or str(uuid.uuid4())} for row in scores
+    ]
+    executions = [
+        {**row, "execution_id": row.get("execution_id") or str(uuid.uuid4())}
+        for row in judge_executions
+    ]
+    latest: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    for row in decisions:
+        key = (row.get("trace_id"), row.get("span_id"), row.get("scorer_id"),
+               row.get("scorer_version"))
+        latest[key] = row
+    score_table = rows_table("scores", scores, defaults={"created_at": now}) if scores else None
+    execution_table = (
+        rows_table("judge_executions", executions, defaults={"created_at": now})
+        if executions
+        else None
+    )
+    decision_table = (
+        rows_table(
+            "scoring_decisions",
+            list(latest.values()),
+            defaults={"created_at": now, "updated_at": now, "attempts": 0},
+        )
+        if latest
+        else None
+    )
+
+    def write(conn: Any) -> None:
+        for name, table, verb in (
+            ("scores", score_table, "INSERT OR IGNORE"),
+            ("judge_executions", execution_table, "INSERT OR IGNORE"),
+            ("scoring_decisions", decision_table, "INSERT OR REPLACE"),
+        ):
+            if table is None:
+                continue
+            view = f"__tracescore_{name}"
+            conn.register(view, table)
+            try:
+                conn.execute(f"{verb} INTO {name} SELECT * FROM {view}")
+            finally:
+                unregister_quietly(conn, view)
+
+    return write
+
+
+__all__ = ["QueryResult", "Store"]
