@@ -1,0 +1,50 @@
+"""From traces to scorer inputs: trace assembly, convention adapters, the normalized step tree,
+agent input/output, hierarchical trajectories and span-level scorer runs.
+
+Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no FastAPI.
+"""
+
+from ._adapters import ADAPTERS, Adapter, adapt_span
+from ._agent import agent_input, agent_output
+from ._errors import SpanNotFound, TraceError, TraceNotFound
+from ._render import render_tree, step_summary
+from ._runs import (
+    scorer_input,
+    trace_to_agent_run,
+    trace_to_scorer_run,
+    trace_to_span_run,
+    trace_to_trajectory_run,
+    trace_to_workflow_run,
+)
+from ._steps import KINDS, Msg, Step
+from ._targets import default_target, find_target_spans
+from ._trace import Span, Trace, load_trace
+from ._trajectory import extract_trajectory_from_trace
+
+__all__ = [
+    "ADAPTERS",
+    "KINDS",
+    "Adapter",
+    "Msg",
+    "Span",
+    "SpanNotFound",
+    "Step",
+    "Trace",
+    "TraceError",
+    "TraceNotFound",
+    "adapt_span",
+    "agent_input",
+    "agent_output",
+    "default_target",
+    "extract_trajectory_from_trace",
+    "find_target_spans",
+    "load_trace",
+    "render_tree",
+    "scorer_input",
+    "step_summary",
+    "trace_to_agent_run",
+    "trace_to_scorer_run",
+    "trace_to_span_run",
+    "trace_to_trajectory_run",
+    "trace_to_workflow_run",
+]

@@ -1,0 +1,326 @@
+"""OpenTelemetry GenAI semantic conventions (``gen_ai.*``), current and older forms.
+
+Current: ``gen_ai.operation.name`` (``invoke_agent``, ``invoke_workflow``, ``execute_tool``,
+``chat``, ``text_completion``, ``generate_content``, ``embeddings``, …), ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` / ``gen_ai.system_instructions`` (JSON parts), ``gen_ai.tool.*``,
+``gen_ai.usage.*``, ``gen_ai.agent.*``, ``gen_ai.conversation.id``.
+
+Older: ``gen_ai.prompt``/``gen_ai.completion`` (JSON or flattened ``gen_ai.prompt.N.role``),
+``gen_ai.usage.prompt_tokens``/``completion_tokens``, and the event form: span events or OTLP
+log records named ``gen_ai.system.message``, ``gen_ai.user.message``,
+``gen_ai.assistant.message``, ``gen_ai.tool.message``, ``gen_ai.choice``,
+``gen_ai.content.prompt``/``gen_ai.content.completion`` and
+``gen_ai.client.inference.operation.details``, joined to their span by span id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._adapt_generic import strip_prefix
+from ._messages import flattened_messages, parse_message, parse_messages
+from ._steps import Msg, Step
+from ._trace import Span
+from ._values import as_list, first_present, parse_json, pick_usage, text_of, to_ns
+
+_OPERATIONS = {
+    "invoke_agent": "agent_run",
+    "agent": "agent_run",
+    "invoke_workflow": "workflow_run",
+    "workflow": "workflow_run",
+    "execute_tool": "tool_call",
+    "chat": "model_generation",
+    "text_completion": "model_generation",
+    "completion": "model_generation",
+    "generate_content": "model_generation",
+    "responses": "model_generation",
+    "tool_selection": "model_generation",
+    "embeddings": "embedding",
+    "embedding": "embedding",
+    "retrieval": "retrieval",
+    "retrieve": "retrieval",
+    "create_agent": "generic",
+}
+USAGE_KEYS = (
+    ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
+    ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")),
+    ("total_tokens", ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")),
+    ("reasoning_tokens", ("gen_ai.usage.reasoning_tokens", "gen_ai.usage.reasoning.output_tokens")),
+    (
+        "cached_input_tokens",
+        (
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+            "gen_ai.usage.cached_input_tokens",
+        ),
+    ),
+)
+_MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def claims(span: Span) -> bool:
+    """A span with any ``gen_ai.*`` attribute, or GenAI events/log records joined to it."""
+    for key in span.attributes:
+        if key.startswith("gen_ai."):
+            return True
+    for event in span.events:
+        if str(event.get("name", "")).startswith("gen_ai."):
+            return True
+    return any(_log_name(log).startswith("gen_ai.") for log in span.logs)
+
+
+def adapt(span: Span, step: Step) -> None:
+    """Fill ``step`` from GenAI attributes and events."""
+    attrs = span.attributes
+    details = _event_details(span) if (span.events or span.logs) else None
+    if details is not None and details.extra:
+        attrs = {**details.extra, **attrs}
+    op = attrs.get("gen_ai.operation.name")
+    kind = _OPERATIONS.get(op) if isinstance(op, str) else None
+    if (
+        kind is None
+        and op is None
+        and (
+            "gen_ai.request.model" in attrs
+            or "gen_ai.prompt" in attrs
+            or "gen_ai.prompt.0.role" in attrs
+            or (details is not None and (details.inputs or details.outputs))
+        )
+    ):
+        kind = "model_generation"
+    if kind is not None:
+        step.kind = kind
+    if kind == "model_generation":
+        step.hint = "llm_call"
+
+    model = first_present(attrs, "gen_ai.request.model", "gen_ai.response.model")
+    if model is not None:
+        step.model = str(model)
+    response_model = attrs.get("gen_ai.response.model")
+    if response_model:
+        step.response_model = str(response_model)
+    provider = first_present(attrs, "gen_ai.provider.name", "gen_ai.system")
+    if provider is not None:
+        step.provider = str(provider)
+    usage = pick_usage(attrs, USAGE_KEYS)
+    if usage:
+        step.usage = usage
+    finish = finish_reason_of(attrs.get("gen_ai.response.finish_reasons"))
+    if finish:
+        step.finish_reason = finish
+
+    inputs = _messages_attr(attrs, "gen_ai.input.messages", "gen_ai.prompt", "user")
+    outputs = _messages_attr(attrs, "gen_ai.output.messages", "gen_ai.completion", "assistant")
+    if details is not None:
+        inputs = inputs if inputs is not None else (details.inputs or None)
+        outputs = outputs if outputs is not None else (details.outputs or None)
+        if details.finish_reason and not step.finish_reason:
+            step.finish_reason = details.finish_reason
+    if inputs is not None:
+        step.input_messages = inputs
+        step.input = parse_json(first_present(attrs, "gen_ai.input.messages", "gen_ai.prompt"))
+    if outputs is not None:
+        step.output_messages = outputs
+        step.output = parse_json(
+            first_present(attrs, "gen_ai.output.messages", "gen_ai.completion")
+        )
+        if not step.finish_reason:
+            for raw in as_list(attrs.get("gen_ai.output.messages")):
+                if isinstance(raw, dict) and raw.get("finish_reason"):
+                    step.finish_reason = str(raw["finish_reason"])
+                    break
+    system = system_texts(attrs.get("gen_ai.system_instructions"))
+    if system:
+        step.system = system
+
+    agent_name = first_present(attrs, "gen_ai.agent.name", "gen_ai.agent.id")
+    if attrs.get("gen_ai.agent.id"):
+        step.agent_id = str(attrs["gen_ai.agent.id"])
+    conversation = attrs.get("gen_ai.conversation.id")
+    if conversation:
+        step.conversation_id = str(conversation)
+
+    if step.kind == "agent_run":
+        step.name = str(agent_name) if agent_name else strip_prefix(span.name, "invoke_agent ")
+        step.agent_id = step.agent_id or step.name
+    elif step.kind == "workflow_run":
+        workflow = first_present(attrs, "gen_ai.workflow.name", "gen_ai.workflow.id")
+        step.name = str(workflow) if workflow else strip_prefix(span.name, "invoke_workflow ")
+        step.workflow_id = step.name
+    elif step.kind == "tool_call":
+        _adapt_tool(span, step, attrs)
+    elif step.kind in ("model_generation", "embedding") and step.model:
+        step.name = step.model
+
+
+def _adapt_tool(span: Span, step: Step, attrs: dict[str, Any]) -> None:
+    name = first_present(attrs, "gen_ai.tool.name")
+    step.tool_name = (
+        str(name) if name else strip_prefix(span.name, "execute_tool ", "tool.execute ")
+    )
+    step.name = step.tool_name
+    call_id = attrs.get("gen_ai.tool.call.id")
+    if call_id:
+        step.tool_call_id = str(call_id)
+    args = first_present(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.input")
+    if args is not None:
+        step.tool_args = parse_json(args)
+        step.input = step.tool_args
+    result = first_present(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
+    if result is not None:
+        step.tool_result = parse_json(result)
+        step.output = step.tool_result
+    if attrs.get("gen_ai.tool.success") is False:
+        step.status = "error"
+    if str(attrs.get("gen_ai.tool.type", "")).lower() in ("mcp",):
+        step.kind = "mcp_tool_call"
+
+
+def _messages_attr(attrs: dict[str, Any], key: str, old_key: str, role: str) -> list[Msg] | None:
+    value = attrs.get(key)
+    if value is not None and value != "":
+        return parse_messages(value, default_role=role)
+    value = attrs.get(old_key)
+    if value is not None and value != "":
+        return parse_messages(value, default_role=role)
+    if (old_key + ".0.role") in attrs or (old_key + ".0.content") in attrs:
+        return flattened_messages(attrs, old_key)
+    return None
+
+
+def system_texts(value: Any) -> list[str] | None:
+    """System instructions as texts: a plain string, JSON parts, or a list of strings."""
+    if value is None or value == "":
+        return None
+    value = parse_json(value)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = [value]
+    if isinstance(value, list):
+        if all(isinstance(i, dict) and "role" not in i and "parts" not in i for i in value):
+            pieces = [i.get("content", i.get("text")) for i in value]
+            joined = "".join(p for p in pieces if isinstance(p, str))
+            return [joined] if joined else None
+        texts: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, dict):
+                msg = parse_message(item, default_role="system")
+                if msg is not None and msg.text:
+                    texts.append(msg.text)
+        return texts or None
+    return [text_of(value)]
+
+
+def finish_reason_of(value: Any) -> str | None:
+    """The first finish reason of a list, a JSON list string or a plain string."""
+    if value is None or value == "":
+        return None
+    value = parse_json(value)
+    if isinstance(value, (list, tuple)):
+        return str(value[0]) if value else None
+    return str(value)
+
+
+class _Details:
+    __slots__ = ("extra", "finish_reason", "inputs", "outputs")
+
+    def __init__(self) -> None:
+        self.inputs: list[Msg] = []
+        self.outputs: list[Msg] = []
+        self.extra: dict[str, Any] = {}
+        self.finish_reason: str | None = None
+
+
+def _log_name(log: dict[str, Any]) -> str:
+    name = log.get("event_name")
+    if not name:
+        attrs = log.get("attributes")
+        name = attrs.get("event.name") if isinstance(attrs, dict) else None
+    return str(name or "")
+
+
+def _event_details(span: Span) -> _Details | None:
+    """Messages and details from GenAI span events and log records, in time order."""
+    records: list[tuple[int, int, str, Any, dict[str, Any]]] = []
+    for order, event in enumerate(span.events):
+        name = str(event.get("name", ""))
+        if name.startswith("gen_ai."):
+            attrs = event.get("attributes") or {}
+            body = attrs.get("gen_ai.event.content", attrs.get("body"))
+            if body is None:
+                body = {k: v for k, v in attrs.items() if not k.startswith("gen_ai.")} or None
+            records.append((to_ns(event.get("time_unix_nano")) or 0, order, name, body, attrs))
+    base = len(records)
+    for order, log in enumerate(span.logs):
+        name = _log_name(log)
+        if name.startswith("gen_ai."):
+            attrs = parse_json(log.get("attributes"))
+            time = (
+                to_ns(log.get("time_unix_nano")) or to_ns(log.get("observed_time_unix_nano")) or 0
+            )
+            body = parse_json(log.get("body"))
+            records.append(
+                (time, base + order, name, body, attrs if isinstance(attrs, dict) else {})
+            )
+    if not records:
+        return None
+    records.sort(key=lambda r: (r[0], r[1]))
+    details = _Details()
+    for _, _, name, body, attrs in records:
+        role = _MESSAGE_EVENTS.get(name)
+        if role is not None:
+            details.inputs.append(_event_message(body, role))
+        elif name == "gen_ai.choice":
+            body = parse_json(body)
+            if isinstance(body, dict):
+                if body.get("index") not in (None, 0, "0"):
+                    continue
+                message = parse_json(body.get("message")) or {}
+                if isinstance(message, dict):
+                    message = {**message, "role": message.get("role") or "assistant"}
+                msg = parse_message(message, default_role="assistant") or Msg("assistant", [])
+                details.outputs.append(msg)
+                if body.get("finish_reason") and not details.finish_reason:
+                    details.finish_reason = str(body["finish_reason"])
+            elif body is not None:
+                details.outputs.append(Msg("assistant", [text_of(body)]))
+        elif name == "gen_ai.content.prompt":
+            details.inputs.extend(
+                parse_messages(attrs.get("gen_ai.prompt"), default_role="user") or []
+            )
+        elif name == "gen_ai.content.completion":
+            details.outputs.extend(
+                parse_messages(attrs.get("gen_ai.completion"), default_role="assistant") or []
+            )
+        else:
+            details.extra.update(attrs)
+            if isinstance(body, dict):
+                details.extra.update({k: v for k, v in body.items() if k.startswith("gen_ai.")})
+    return details
+
+
+def _event_message(body: Any, role: str) -> Msg:
+    body = parse_json(body)
+    if isinstance(body, dict):
+        data = dict(body)
+        data["role"] = role if role != "assistant" else (data.get("role") or "assistant")
+        msg = parse_message(data, default_role=role)
+        return msg if msg is not None else Msg(role, [])
+    if isinstance(body, str):
+        if role == "tool":
+            return parse_message({"role": "tool", "content": body}) or Msg(role, [])
+        return Msg(role, [body])
+    if body is None:
+        return Msg(role, [])
+    return parse_message(body, default_role=role) or Msg(role, [text_of(body)])
+
+
+__all__ = ["USAGE_KEYS", "adapt", "claims", "finish_reason_of", "system_texts"]

@@ -1,0 +1,200 @@
+"""OpenInference (Arize Phoenix): ``openinference.span.kind`` and its flattened attributes.
+
+Kinds: AGENT → agent_run, LLM → model_generation, TOOL → tool_call, RETRIEVER → retrieval,
+EMBEDDING → embedding, CHAIN → generic with a ``chain`` hint (the structural pass decides whether
+a chain is a workflow, a workflow step, an implicit agent, or plumbing). Messages come from
+``llm.input_messages.N.message.*`` / ``llm.output_messages.*`` (with tool calls), else from
+``input.value``/``output.value`` read by their mime type; usage from ``llm.token_count.*``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._messages import flattened_messages, parse_message, parse_messages
+from ._steps import Msg, Step
+from ._trace import Span
+from ._values import as_dict, first_present, parse_json, parse_json_any, pick_usage
+
+_KINDS = {
+    "AGENT": "agent_run",
+    "LLM": "model_generation",
+    "TOOL": "tool_call",
+    "RETRIEVER": "retrieval",
+    "EMBEDDING": "embedding",
+    "RERANKER": "retrieval",
+    "CHAIN": "generic",
+    "GUARDRAIL": "generic",
+    "EVALUATOR": "generic",
+    "PROMPT": "generic",
+    "UNKNOWN": "generic",
+}
+USAGE_KEYS = (
+    ("input_tokens", ("llm.token_count.prompt",)),
+    ("output_tokens", ("llm.token_count.completion",)),
+    ("total_tokens", ("llm.token_count.total",)),
+    ("reasoning_tokens", ("llm.token_count.completion_details.reasoning",)),
+    (
+        "cached_input_tokens",
+        ("llm.token_count.prompt_details.cache_read", "llm.token_count.prompt_details.cache_input"),
+    ),
+)
+
+
+def claims(span: Span) -> bool:
+    """A span with ``openinference.span.kind``, or OpenInference's LLM attributes."""
+    attrs = span.attributes
+    return (
+        "openinference.span.kind" in attrs
+        or "llm.input_messages.0.message.role" in attrs
+        or "llm.token_count.prompt" in attrs
+    )
+
+
+def value_of(attrs: dict[str, Any], prefix: str) -> Any:
+    """``input.value``/``output.value`` read by its mime type (JSON parsed, text kept)."""
+    value = attrs.get(prefix + ".value")
+    if value is None:
+        return None
+    mime = attrs.get(prefix + ".mime_type")
+    if mime == "application/json":
+        return parse_json_any(value)
+    if mime == "text/plain":
+        return value
+    return parse_json(value)
+
+
+def adapt(span: Span, step: Step) -> None:
+    """Fill ``step`` from OpenInference attributes."""
+    attrs = span.attributes
+    kind_name = str(attrs.get("openinference.span.kind") or "LLM").upper()
+    step.kind = _KINDS.get(kind_name, "generic")
+    if kind_name == "CHAIN":
+        step.hint = "chain"
+    value = value_of(attrs, "input")
+    if value is not None:
+        step.input = value
+    value = value_of(attrs, "output")
+    if value is not None:
+        step.output = value
+    session = attrs.get("session.id")
+    if session:
+        step.conversation_id = str(session)
+    user = attrs.get("user.id")
+    if user:
+        step.user_id = str(user)
+    metadata = attrs.get("metadata")
+    if metadata:
+        step.metadata.update(as_dict(metadata))
+
+    if step.kind == "model_generation":
+        _adapt_llm(span, step, attrs)
+    elif step.kind == "tool_call":
+        name = first_present(attrs, "tool.name", "tool_call.function.name")
+        step.tool_name = str(name) if name else span.name
+        step.name = step.tool_name
+        call_id = first_present(attrs, "tool_call.id")
+        if call_id:
+            step.tool_call_id = str(call_id)
+        args = attrs.get("tool_call.function.arguments")
+        step.tool_args = parse_json(args) if args is not None else step.input
+        step.tool_result = step.output
+    elif step.kind == "agent_run":
+        name = attrs.get("agent.name")
+        step.name = str(name) if name else span.name
+        step.agent_id = step.name
+        if step.input is not None:
+            step.input_messages = parse_messages(step.input, default_role="user")
+        if step.output is not None:
+            step.output_messages = parse_messages(_answer_of(step.output), default_role="assistant")
+    elif step.kind == "embedding":
+        model = attrs.get("embedding.model_name")
+        if model:
+            step.model = str(model)
+
+
+def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
+    step.hint = "llm_call"
+    params = as_dict(attrs.get("llm.invocation_parameters"))
+    model = first_present(params, "model", "model_name") or first_present(
+        attrs, "llm.request.model_name", "llm.model_name"
+    )
+    if model is not None:
+        step.model = str(model)
+    response_model = first_present(attrs, "llm.response.model_name", "llm.model_name")
+    if response_model is not None:
+        step.response_model = str(response_model)
+    provider = first_present(attrs, "llm.provider", "llm.system")
+    if provider is not None:
+        step.provider = str(provider)
+    usage = pick_usage(attrs, USAGE_KEYS)
+    if usage:
+        step.usage = usage
+    inputs = flattened_messages(attrs, "llm.input_messages")
+    if inputs is None:
+        prompts = flattened_prompts(attrs)
+        if prompts:
+            inputs = [Msg("user", [p]) for p in prompts]
+        elif step.input is not None:
+            inputs = parse_messages(step.input, default_role="user")
+    if inputs is not None:
+        step.input_messages = inputs
+    outputs = flattened_messages(attrs, "llm.output_messages")
+    finish = attrs.get("llm.finish_reason")
+    if outputs is None and step.output is not None:
+        outputs, response_finish = _response_messages(step.output)
+        finish = finish or response_finish
+    elif step.output is not None and not finish:
+        finish = _response_messages(step.output)[1]
+    if outputs is not None:
+        step.output_messages = outputs
+    if finish:
+        step.finish_reason = str(finish)
+    if step.model:
+        step.name = step.model
+
+
+def flattened_prompts(attrs: dict[str, Any]) -> list[str]:
+    """Completion-API prompts written as ``llm.prompts.N.prompt.text`` (or a plain list)."""
+    value = attrs.get("llm.prompts")
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    out: list[tuple[int, str]] = []
+    for key, item in attrs.items():
+        if key.startswith("llm.prompts.") and key.endswith(".prompt.text"):
+            index = key[len("llm.prompts.") :].split(".", 1)[0]
+            if index.isdigit():
+                out.append((int(index), str(item)))
+    return [text for _, text in sorted(out)]
+
+
+def _response_messages(output: Any) -> tuple[list[Msg] | None, str | None]:
+    """Assistant messages from a provider response body (OpenAI choices, Anthropic content)."""
+    if isinstance(output, dict):
+        choices = output.get("choices")
+        if isinstance(choices, list) and choices:
+            first = choices[0] if isinstance(choices[0], dict) else {}
+            message = first.get("message") or first.get("delta") or {}
+            if "text" in first and not message:
+                message = {"role": "assistant", "content": first["text"]}
+            msg = parse_message({**message, "role": message.get("role") or "assistant"})
+            return ([msg] if msg is not None else None), first.get("finish_reason")
+        if output.get("role") == "assistant" or output.get("type") == "message":
+            msg = parse_message({**output, "role": "assistant"})
+            return ([msg] if msg is not None else None), output.get("stop_reason")
+    return parse_messages(output, default_role="assistant"), None
+
+
+def _answer_of(output: Any) -> Any:
+    """An agent's answer from its output value (plain text, or a dict with a text field)."""
+    if isinstance(output, dict):
+        for key in ("text", "output", "answer", "content", "response", "result"):
+            if isinstance(output.get(key), str):
+                return output[key]
+        messages = output.get("messages")
+        if isinstance(messages, list):
+            return messages
+    return output
+
+
+__all__ = ["USAGE_KEYS", "adapt", "claims", "flattened_prompts", "value_of"]

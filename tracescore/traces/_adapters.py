@@ -1,0 +1,73 @@
+"""Convention adapters behind one Protocol, and the order of precedence between them.
+
+Each adapter is a pure module (span in, fields of a ``Step`` out). For every span, the generic
+adapter fills a base step (name, times, status, error, common input/output keys); then every
+convention that recognises the span fills in what it knows, the lower precedence first, so a
+higher one overrides it and a lower one fills the gaps the higher one leaves:
+
+1. Mastra (``mastra.span.type``; ``mastra.<type>.input``/``.output``, with its ``gen_ai.*``)
+2. OpenInference (``openinference.span.kind``, ``llm.*``, ``input.value``/``output.value``)
+3. Vercel AI SDK (``ai.operationId`` / ``ai.*`` spans)
+4. OTel GenAI (``gen_ai.*`` attributes, and the older event form: span events and OTLP log
+   records joined by span id)
+5. generic (span name, status, plain ``input``/``output`` attributes)
+
+The step's ``convention`` names the highest adapter that recognised the span.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from . import _adapt_aisdk, _adapt_genai, _adapt_generic, _adapt_mastra, _adapt_openinference
+from ._steps import Convention, Step
+from ._trace import Span
+
+
+class Adapter(Protocol):
+    """One convention: does it recognise a span, and what does the span say in its terms."""
+
+    name: Convention
+
+    def claims(self, span: Span) -> bool:
+        """True when the span carries this convention's attributes."""
+        ...
+
+    def adapt(self, span: Span, step: Step) -> None:
+        """Fill ``step`` with what the span says (set only fields the span actually carries)."""
+        ...
+
+
+class _ModuleAdapter:
+    __slots__ = ("adapt", "claims", "name")
+
+    def __init__(self, name: Convention, module: Any) -> None:
+        self.name = name
+        self.claims = module.claims
+        self.adapt = module.adapt
+
+
+ADAPTERS: tuple[Adapter, ...] = (
+    _ModuleAdapter("mastra", _adapt_mastra),
+    _ModuleAdapter("openinference", _adapt_openinference),
+    _ModuleAdapter("aisdk", _adapt_aisdk),
+    _ModuleAdapter("genai", _adapt_genai),
+)
+"""The convention adapters, highest precedence first (the generic adapter always runs first)."""
+
+
+def adapt_span(span: Span) -> Step:
+    """The normalized step of one span: generic base, then each recognising convention, lowest
+    precedence first."""
+    step = _adapt_generic.base_step(span)
+    claiming = [adapter for adapter in ADAPTERS if adapter.claims(span)]
+    for adapter in reversed(claiming):
+        adapter.adapt(span, step)
+    if claiming:
+        step.convention = claiming[0].name
+    else:
+        _adapt_generic.adapt(span, step)
+    return step
+
+
+__all__ = ["ADAPTERS", "Adapter", "adapt_span"]

@@ -1,0 +1,257 @@
+"""An agent run's scorer input and output, from its step and everything beneath it.
+
+Input (``AgentInput``): the conversation the model was first given beneath the run (the first
+model step's input messages; the run's own input when no model step has them) is split into
+system messages, the current input (the trailing user messages, or the run's own input) and the
+remembered messages before it (history from memory or a message list), with tool results folded
+into the assistant calls they answer.
+
+Output: one assistant message whose text is the run's answer and whose tool invocations are every
+tool call beneath the run at any depth, in call order: tool spans (args, result, ``output-error``
+for a failed tool) joined by call id (or name) to the calls the model asked for, so a call whose
+execution was not traced still appears, with its result taken from the next model input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tracescore.model import AgentInput, Message, TextPart, ToolInvocation, ToolInvocationPart
+
+from ._messages import merge_conversation, to_message
+from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Msg, Result, Step
+
+
+def _scope(agent: Step) -> list[Step]:
+    """The run's subtree in order (the run itself first when it is model work)."""
+    below = list(agent.descendants())
+    return [agent, *below] if agent.kind in MODEL_KINDS else below
+
+
+def own_model_steps(agent: Step) -> list[Step]:
+    """Model steps of this run (wrappers and calls), not those of nested agent runs, in order."""
+    return [s for s in _scope(agent) if s.kind in MODEL_KINDS and not _in_nested(s, agent)]
+
+
+def _in_nested(step: Step, agent: Step) -> bool:
+    parent = step.parent
+    while parent is not None and parent is not agent:
+        if parent.kind == "agent_run":
+            return True
+        parent = parent.parent
+    return False
+
+
+def conversation(agent: Step) -> list[Msg]:
+    """The messages the model was first given in this run (the run's own input as a fallback)."""
+    for step in own_model_steps(agent):
+        if step.input_messages:
+            return step.input_messages
+    return agent.input_messages or []
+
+
+def agent_input(agent: Step) -> AgentInput:
+    """The ``AgentInput`` of an agent run."""
+    conv = conversation(agent)
+    own = agent.input_messages or []
+    system: list[str] = []
+    for text in [
+        *(agent.system or []),
+        *(m.text for m in conv if m.role == "system"),
+        *(m.text for m in own if m.role == "system"),
+    ]:
+        if text and text not in system:
+            system.append(text)
+    if not system:
+        for step in own_model_steps(agent):
+            for text in step.system or []:
+                if text and text not in system:
+                    system.append(text)
+    history = [m for m in conv if m.role != "system"]
+    own_rest = [m for m in own if m.role != "system"]
+    tail = _trailing_users(history)
+    own_tail = _trailing_users(own_rest) or own_rest[-1:]
+    current = own_tail or tail
+    if tail and current and tail[-1].text == current[-1].text:
+        remembered = history[: len(history) - len(tail)]
+    else:
+        texts = {m.text for m in current}
+        remembered = [m for m in history if not (m.role == "user" and m.text in texts)]
+    return AgentInput(
+        input_messages=[to_message(m) for m in current],
+        remembered_messages=[to_message(m) for m in merge_conversation(remembered)],
+        system_messages=[Message(role="system", content=text) for text in system],
+    )
+
+
+def _trailing_users(msgs: list[Msg]) -> list[Msg]:
+    end = len(msgs)
+    start = end
+    while start > 0 and msgs[start - 1].role == "user":
+        start -= 1
+    return msgs[start:end]
+
+
+@dataclass(slots=True)
+class _Entry:
+    id: str | None
+    name: str
+    args: Any = None
+    step: Step | None = None
+    result: Result | None = None
+    seq: int = 0
+
+
+def tool_invocations(agent: Step) -> list[ToolInvocation]:
+    """Every tool call beneath the run, in call order, with args and result."""
+    return [_invocation(entry) for entry in _entries(agent)[0]]
+
+
+def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
+    """Tool-call entries in call order, and this run's model calls with their place in order."""
+    entries: list[_Entry] = []
+    by_id: dict[str, _Entry] = {}
+    calls: list[tuple[int, Step]] = []
+    seq = 0
+    for step in _scope(agent):
+        seq += 1
+        if step.is_model_call and not _in_nested(step, agent):
+            calls.append((seq, step))
+            for msg in step.output_messages or []:
+                for call in msg.calls:
+                    if call.id and call.id in by_id:
+                        entry = by_id[call.id]
+                        if entry.args is None:
+                            entry.args = call.args
+                        continue
+                    seq += 1
+                    entry = _Entry(call.id, call.name, call.args, seq=seq)
+                    entries.append(entry)
+                    if call.id:
+                        by_id[call.id] = entry
+        elif step.kind in TOOL_KINDS:
+            entry = by_id.get(step.tool_call_id) if step.tool_call_id else None
+            if entry is None:
+                name = step.tool_name or step.name
+                for candidate in entries:
+                    if (
+                        candidate.step is None
+                        and candidate.name == name
+                        and (candidate.id is None or step.tool_call_id is None)
+                    ):
+                        entry = candidate
+                        break
+            if entry is None:
+                entry = _Entry(
+                    step.tool_call_id, step.tool_name or step.name, step.tool_args, seq=seq
+                )
+                entries.append(entry)
+                if step.tool_call_id:
+                    by_id[step.tool_call_id] = entry
+            entry.step = step
+            if step.tool_args is not None:
+                entry.args = step.tool_args
+            if entry.id is None and step.tool_call_id:
+                entry.id = step.tool_call_id
+    pending = {e.id: e for e in entries if e.step is None and e.id}
+    if pending:
+        for _, step in calls:
+            for msg in step.input_messages or []:
+                for part in msg.parts:
+                    if isinstance(part, Result) and part.id in pending:
+                        pending.pop(part.id).result = part
+    return entries, calls
+
+
+def _invocation(entry: _Entry) -> ToolInvocation:
+    step = entry.step
+    if step is not None:
+        if step.failed:
+            result = step.tool_result if step.tool_result is not None else step.error
+            return ToolInvocation(
+                tool_call_id=entry.id,
+                tool_name=entry.name,
+                args=entry.args,
+                result=result,
+                state="output-error",
+                is_error=True,
+            )
+        if step.tool_result is not None or step.ended:
+            return ToolInvocation(
+                tool_call_id=entry.id,
+                tool_name=entry.name,
+                args=entry.args,
+                result=step.tool_result,
+                state="result",
+            )
+        return ToolInvocation(tool_call_id=entry.id, tool_name=entry.name, args=entry.args)
+    if entry.result is not None:
+        return ToolInvocation(
+            tool_call_id=entry.id,
+            tool_name=entry.name,
+            args=entry.args,
+            result=entry.result.result,
+            state="output-error" if entry.result.is_error else "result",
+            is_error=entry.result.is_error,
+        )
+    return ToolInvocation(tool_call_id=entry.id, tool_name=entry.name, args=entry.args)
+
+
+def final_text(agent: Step, calls: list[Step] | None = None) -> str:
+    """The run's answer: its own output text, else the last model call's text."""
+    for msg in reversed(agent.output_messages or []):
+        if msg.role == "assistant" and msg.text:
+            return msg.text
+    if calls is None:
+        calls = [s for s in _scope(agent) if s.is_model_call and not _in_nested(s, agent)]
+    for step in reversed(calls):
+        for msg in reversed(step.output_messages or []):
+            if msg.role == "assistant" and msg.text:
+                return msg.text
+    return ""
+
+
+def agent_output(agent: Step) -> list[Message]:
+    """The run's output: one assistant message with its text and every tool invocation in order.
+
+    Text a model wrote alongside a tool call (not the final answer) stays as a text part before
+    the invocations it preceded; ``content`` is the final answer.
+    """
+    entries, calls = _entries(agent)
+    answer = final_text(agent, [step for _, step in calls])
+    items: list[tuple[int, Any]] = []
+    for position, (seq, step) in enumerate(calls):
+        if position == len(calls) - 1:
+            continue
+        text = "".join(m.text for m in step.output_messages or [] if m.role == "assistant")
+        if text and text != answer:
+            items.append((seq, TextPart(text=text)))
+    invocations = []
+    for entry in entries:
+        inv = _invocation(entry)
+        invocations.append(inv)
+        items.append((entry.seq, ToolInvocationPart(tool_invocation=inv)))
+    items.sort(key=lambda item: item[0])
+    parts: list[Any] = [part for _, part in items]
+    if answer:
+        parts.append(TextPart(text=answer))
+    if not parts:
+        return [Message(role="assistant", content="")] if agent.ended or calls else []
+    return [Message(role="assistant", content=answer, parts=parts, tool_invocations=invocations)]
+
+
+def nested_runs(agent: Step) -> list[Step]:
+    """Agent and workflow runs directly nested in this run."""
+    return [s for s in agent.descendants(stop_at=RUN_KINDS) if s.kind in RUN_KINDS]
+
+
+__all__ = [
+    "agent_input",
+    "agent_output",
+    "conversation",
+    "final_text",
+    "nested_runs",
+    "own_model_steps",
+    "tool_invocations",
+]

@@ -1,0 +1,464 @@
+"""Messages of every shape the conventions write, read into ``Msg`` values, and out as ``Message``.
+
+Shapes read: OpenAI chat (``content`` string or parts, ``tool_calls``, ``tool_call_id``), OTel GenAI
+parts (``{"role", "parts": [{"type": "text"|"tool_call"|"tool_call_response"|…}]}``), the AI SDK's
+content parts (``tool-call``/``tool-result`` with ``args``/``input`` and ``result``/``output``),
+Mastra's stored messages (``content: {"format": 2, "parts": [...]}`` with ``tool-invocation``
+parts), Anthropic blocks (``tool_use``/``tool_result``), Gemini parts (``functionCall``), LangChain
+roles (``human``/``ai``), flattened attributes (OpenInference ``llm.input_messages.N.message.*``
+and the older ``gen_ai.prompt.N.*``), and plain strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tracescore.model import (
+    FilePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolInvocation,
+    ToolInvocationPart,
+)
+
+from ._steps import Call, File, Msg, Part, Reasoning, Result
+from ._values import parse_json, text_of
+
+_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "chatbot": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+    "tool_result": "tool",
+}
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text", "message_content"})
+_SKIP_TYPES = frozenset(
+    {"step-start", "source", "source-url", "source-document", "redacted-reasoning"}
+)
+
+
+def norm_role(value: Any, default: str = "user") -> str:
+    """A role in our four (system, user, assistant, tool); unknown roles keep their name."""
+    if not isinstance(value, str) or not value:
+        return default
+    lowered = value.lower()
+    return _ROLES.get(lowered, lowered)
+
+
+def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | None:
+    """Messages from a list, a JSON string, a ``{"messages": [...]}`` container or plain text.
+
+    Returns None when ``value`` holds nothing; text that is not JSON becomes one message of
+    ``default_role`` (kept whole, never dropped).
+    """
+    if value is None or value == "":
+        return None
+    value = parse_json(value)
+    if isinstance(value, str):
+        return [Msg(default_role, [value])]
+    if isinstance(value, Mapping):
+        for key in ("messages", "prompt_messages", "input_messages", "inputMessages"):
+            inner = value.get(key)
+            if isinstance(inner, list):
+                msgs = parse_messages(inner, default_role=default_role) or []
+                system = value.get("system")
+                if isinstance(system, str) and system:
+                    msgs.insert(0, Msg("system", [system]))
+                return msgs
+        msg = parse_message(value, default_role=default_role)
+        return [msg] if msg is not None else None
+    if isinstance(value, list):
+        out: list[Msg] = []
+        for item in value:
+            msg = parse_message(item, default_role=default_role)
+            if msg is not None:
+                out.append(msg)
+        return out
+    return [Msg(default_role, [text_of(value)])]
+
+
+def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
+    """One message from any supported shape (None for an empty or unreadable item)."""
+    obj = parse_json(obj)
+    if isinstance(obj, str):
+        return Msg(default_role, [obj]) if obj else None
+    if not isinstance(obj, Mapping):
+        return None if obj is None else Msg(default_role, [text_of(obj)])
+    if "message" in obj and isinstance(obj["message"], Mapping) and "role" not in obj:
+        return parse_message(obj["message"], default_role=default_role)
+    role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
+    if role not in ("system", "user", "assistant", "tool"):
+        role = default_role if "role" not in obj else role
+    parts: list[Part] = []
+    content = obj.get("content")
+    if isinstance(content, Mapping) and ("parts" in content or "format" in content):
+        _read_parts(content.get("parts") or [], parts)
+        if not any(isinstance(p, str) for p in parts) and isinstance(content.get("content"), str):
+            parts.append(content["content"])
+        for inv in content.get("toolInvocations") or []:
+            _read_invocation(inv, parts)
+    elif isinstance(content, str):
+        if content:
+            parts.append(content)
+    elif isinstance(content, list):
+        _read_parts(content, parts)
+    elif content is not None:
+        parts.append(text_of(content))
+    if "parts" in obj and isinstance(obj["parts"], list):
+        _read_parts(obj["parts"], parts)
+    if not parts and isinstance(obj.get("text"), str) and obj["text"]:
+        parts.append(obj["text"])
+    for call in obj.get("tool_calls") or obj.get("toolCalls") or []:
+        parsed = _call_of(call)
+        if parsed is not None:
+            parts.append(parsed)
+    function_call = obj.get("function_call")
+    if isinstance(function_call, Mapping) and function_call.get("name"):
+        parts.append(
+            Call(None, str(function_call["name"]), parse_json(function_call.get("arguments")))
+        )
+    if role == "tool":
+        call_id = obj.get("tool_call_id") or obj.get("toolCallId") or obj.get("id")
+        name = obj.get("name") or obj.get("tool_name") or obj.get("toolName")
+        texts = [p for p in parts if isinstance(p, str)]
+        others = [p for p in parts if not isinstance(p, str)]
+        if texts or not others:
+            result = parse_json("".join(texts)) if texts else None
+            others.insert(0, Result(str(call_id) if call_id else None, name, result))
+        parts = others
+    if not parts and role != "assistant":
+        return Msg(role, [])
+    return Msg(
+        role,
+        parts,
+        id=str(obj["id"]) if isinstance(obj.get("id"), str) and role != "tool" else None,
+    )
+
+
+def _read_parts(items: Any, parts: list[Part]) -> None:
+    for item in items if isinstance(items, list) else [items]:
+        if isinstance(item, str):
+            if item:
+                parts.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            continue
+        ptype = item.get("type")
+        if ptype in _SKIP_TYPES:
+            continue
+        if ptype in _TEXT_TYPES or (ptype is None and isinstance(item.get("text"), str)):
+            text = item.get("text")
+            if not isinstance(text, str):
+                text = item.get("content")
+            if isinstance(text, str) and text:
+                parts.append(text)
+            continue
+        if ptype in ("tool_call", "tool-call", "tool_use", "function_call", "tool_call_request"):
+            call = _call_of(item)
+            if call is not None:
+                parts.append(call)
+            continue
+        if ptype in ("tool_call_response", "tool-result", "tool_result", "function_call_output"):
+            parts.append(_result_of(item))
+            continue
+        if ptype == "tool-invocation":
+            _read_invocation(item.get("toolInvocation") or item.get("tool_invocation") or {}, parts)
+            continue
+        if ptype in ("reasoning", "thinking"):
+            text = item.get("text") or item.get("content") or item.get("thinking") or ""
+            if isinstance(text, str) and text:
+                parts.append(Reasoning(text))
+            continue
+        if ptype in ("image", "image_url", "file", "blob", "uri", "input_image", "input_file"):
+            parts.append(_file_of(item))
+            continue
+        if "functionCall" in item and isinstance(item["functionCall"], Mapping):
+            fc = item["functionCall"]
+            parts.append(Call(fc.get("id"), str(fc.get("name") or ""), fc.get("args")))
+            continue
+        if "functionResponse" in item and isinstance(item["functionResponse"], Mapping):
+            fr = item["functionResponse"]
+            parts.append(Result(fr.get("id"), fr.get("name"), fr.get("response")))
+            continue
+        if ptype is None and isinstance(item.get("content"), str):
+            parts.append(item["content"])
+        elif ptype is not None and isinstance(item.get("content"), str) and item["content"]:
+            parts.append(item["content"])
+
+
+def _call_of(item: Any) -> Call | None:
+    item = parse_json(item)
+    if not isinstance(item, Mapping):
+        return None
+    function = item.get("function")
+    if isinstance(function, Mapping):
+        name = function.get("name")
+        args = function.get("arguments", function.get("args"))
+    else:
+        name = item.get("name") or item.get("toolName") or item.get("tool_name")
+        args = item.get("arguments")
+        if args is None:
+            args = item.get("args", item.get("input"))
+    if not name:
+        return None
+    call_id = (
+        item.get("id") or item.get("toolCallId") or item.get("tool_call_id") or item.get("call_id")
+    )
+    return Call(str(call_id) if call_id else None, str(name), parse_json(args))
+
+
+def _result_of(item: Mapping[str, Any]) -> Result:
+    call_id = (
+        item.get("id") or item.get("toolCallId") or item.get("tool_use_id") or item.get("call_id")
+    )
+    name = item.get("name") or item.get("toolName")
+    for key in ("response", "result", "output", "content"):
+        if key in item:
+            value = item[key]
+            break
+    else:
+        value = None
+    value = _unwrap_output(parse_json(value))
+    is_error = bool(item.get("is_error") or item.get("isError"))
+    if isinstance(item.get("output"), Mapping) and str(item["output"].get("type", "")).startswith(
+        "error"
+    ):
+        is_error = True
+    return Result(str(call_id) if call_id else None, name, value, is_error)
+
+
+def _unwrap_output(value: Any) -> Any:
+    """AI SDK v5 tool outputs are ``{"type": "json"|"text"|"error-text", "value": ...}``."""
+    if isinstance(value, Mapping) and set(value) <= {"type", "value"} and "value" in value:
+        inner = value["value"]
+        return parse_json(inner) if isinstance(inner, str) else inner
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        only = value[0]
+        if only.get("type") == "text" and isinstance(only.get("text"), str):
+            return parse_json(only["text"])
+    return value
+
+
+def _read_invocation(inv: Any, parts: list[Part]) -> None:
+    if not isinstance(inv, Mapping):
+        return
+    name = inv.get("toolName") or inv.get("tool_name") or ""
+    call_id = inv.get("toolCallId") or inv.get("tool_call_id")
+    call_id = str(call_id) if call_id else None
+    parts.append(Call(call_id, str(name), parse_json(inv.get("args", inv.get("input")))))
+    state = inv.get("state")
+    if state in ("result", "output-available", "output-error") or "result" in inv:
+        result = inv.get("result", inv.get("output"))
+        parts.append(Result(call_id, str(name), parse_json(result), state == "output-error"))
+
+
+def _file_of(item: Mapping[str, Any]) -> File:
+    url = item.get("url") or item.get("uri") or item.get("image_url") or item.get("image")
+    if isinstance(url, Mapping):
+        url = url.get("url")
+    data = item.get("data")
+    return File(
+        media_type=item.get("mediaType") or item.get("mime_type") or item.get("mimeType"),
+        url=url if isinstance(url, str) and not url.startswith("data:") else None,
+        data=data
+        if isinstance(data, str)
+        else (url if isinstance(url, str) and url.startswith("data:") else None),
+        filename=item.get("filename"),
+    )
+
+
+_FLAT = re.compile(r"^(\d+)\.(.+)$")
+
+
+def flattened_messages(attrs: Mapping[str, Any], prefix: str) -> list[Msg] | None:
+    """Messages written as flattened attributes (``<prefix>.<N>.<field>``), in index order.
+
+    Reads OpenInference (``llm.input_messages.0.message.role``, ``…message.tool_calls.0.tool_call
+    .function.name``, ``…message.contents.0.message_content.text``) and the older GenAI/OpenLLMetry
+    form (``gen_ai.prompt.0.role``, ``gen_ai.completion.0.tool_calls.0.name``).
+    """
+    dotted = prefix + "."
+    grouped: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(dotted):
+            continue
+        match = _FLAT.match(key[len(dotted) :])
+        if match is None:
+            continue
+        field = match.group(2).removeprefix("message.")
+        grouped.setdefault(int(match.group(1)), {})[field] = value
+    if not grouped:
+        return None
+    out: list[Msg] = []
+    for index in sorted(grouped):
+        fields = grouped[index]
+        msg = _flat_message(fields)
+        if msg is not None:
+            out.append(msg)
+    return out
+
+
+def _flat_message(fields: dict[str, Any]) -> Msg | None:
+    role = norm_role(fields.get("role"), "user")
+    parts: list[Part] = []
+    content = fields.get("content")
+    if isinstance(content, str) and content:
+        parts.append(content)
+    elif isinstance(content, list):
+        _read_parts(content, parts)
+    contents: dict[int, dict[str, Any]] = {}
+    calls: dict[int, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key.startswith("contents."):
+            match = _FLAT.match(key[len("contents.") :])
+            if match:
+                sub = match.group(2).removeprefix("message_content.")
+                contents.setdefault(int(match.group(1)), {})[sub] = value
+        elif key.startswith("tool_calls."):
+            match = _FLAT.match(key[len("tool_calls.") :])
+            if match:
+                sub = match.group(2).removeprefix("tool_call.")
+                calls.setdefault(int(match.group(1)), {})[sub] = value
+    for index in sorted(contents):
+        item = contents[index]
+        if item.get("type", "text") == "text" and isinstance(item.get("text"), str):
+            parts.append(item["text"])
+        elif "image.url" in item or item.get("type") == "image":
+            parts.append(File(url=item.get("image.url") or item.get("image")))
+    for index in sorted(calls):
+        item = calls[index]
+        name = item.get("function.name") or item.get("name")
+        if name:
+            args = item.get("function.arguments", item.get("arguments"))
+            call_id = item.get("id")
+            parts.append(Call(str(call_id) if call_id else None, str(name), parse_json(args)))
+    fc_name = fields.get("function_call_name")
+    if fc_name:
+        parts.append(
+            Call(None, str(fc_name), parse_json(fields.get("function_call_arguments_json")))
+        )
+    if role == "tool":
+        call_id = fields.get("tool_call_id") or fields.get("id")
+        text = "".join(p for p in parts if isinstance(p, str))
+        parts = [Result(str(call_id) if call_id else None, fields.get("name"), parse_json(text))]
+    if not parts and not fields.get("role"):
+        return None
+    return Msg(role, parts)
+
+
+def merge_conversation(msgs: list[Msg]) -> list[Msg]:
+    """Fold tool results into the assistant calls they answer and join consecutive assistant
+    messages, as a stored conversation reads (Mastra's message list does the same)."""
+    out: list[Msg] = []
+    open_calls: dict[str, tuple[Msg, int]] = {}
+    for msg in msgs:
+        if msg.role == "tool":
+            leftover: list[Part] = []
+            for part in msg.parts:
+                if isinstance(part, Result) and part.id and part.id in open_calls:
+                    owner, _ = open_calls.pop(part.id)
+                    owner.parts.append(part)
+                else:
+                    leftover.append(part)
+            if leftover:
+                out.append(Msg("tool", leftover))
+            continue
+        if msg.role == "assistant" and out and out[-1].role == "assistant":
+            target = out[-1]
+            target.parts.extend(msg.parts)
+        else:
+            target = Msg(msg.role, list(msg.parts), id=msg.id)
+            out.append(target)
+        if msg.role == "assistant":
+            for part in msg.parts:
+                if isinstance(part, Call) and part.id:
+                    open_calls[part.id] = (target, 0)
+    return out
+
+
+def to_message(msg: Msg, *, content: str | None = None) -> Message:
+    """A pydantic ``Message`` from a ``Msg`` (tool results join the calls they answer)."""
+    results = {r.id: r for r in msg.parts if isinstance(r, Result) and r.id}
+    used: set[str] = set()
+    parts: list[Any] = []
+    invocations: list[ToolInvocation] = []
+    texts: list[str] = []
+    for part in msg.parts:
+        if isinstance(part, str):
+            texts.append(part)
+            parts.append(TextPart(text=part))
+        elif isinstance(part, Call):
+            result = results.get(part.id) if part.id else None
+            if result is not None and part.id:
+                used.add(part.id)
+            inv = tool_invocation(part.id, part.name, part.args, result)
+            invocations.append(inv)
+            parts.append(ToolInvocationPart(tool_invocation=inv))
+        elif isinstance(part, Result):
+            if part.id and part.id in used:
+                continue
+            if part.id and any(isinstance(p, Call) and p.id == part.id for p in msg.parts):
+                continue
+            inv = ToolInvocation(
+                tool_call_id=part.id,
+                tool_name=part.name or "",
+                result=part.result,
+                state="output-error" if part.is_error else "result",
+                is_error=part.is_error,
+            )
+            invocations.append(inv)
+            parts.append(ToolInvocationPart(tool_invocation=inv))
+        elif isinstance(part, Reasoning):
+            parts.append(ReasoningPart(text=part.text))
+        elif isinstance(part, File):
+            parts.append(
+                FilePart(
+                    media_type=part.media_type, url=part.url, data=part.data, filename=part.filename
+                )
+            )
+    role = msg.role if msg.role in ("system", "user", "assistant", "tool") else "user"
+    return Message(
+        id=msg.id,
+        role=role,  # type: ignore[arg-type]
+        content="".join(texts) if content is None else content,
+        parts=parts,
+        tool_invocations=invocations,
+    )
+
+
+def tool_invocation(
+    call_id: str | None, name: str, args: Any, result: Result | None
+) -> ToolInvocation:
+    """A ``ToolInvocation`` for a call and (when known) its result."""
+    if result is None:
+        return ToolInvocation(tool_call_id=call_id, tool_name=name, args=args, state="call")
+    return ToolInvocation(
+        tool_call_id=call_id,
+        tool_name=name,
+        args=args,
+        result=result.result,
+        state="output-error" if result.is_error else "result",
+        is_error=result.is_error,
+    )
+
+
+__all__ = [
+    "flattened_messages",
+    "merge_conversation",
+    "norm_role",
+    "parse_message",
+    "parse_messages",
+    "to_message",
+    "tool_invocation",
+]

@@ -1,0 +1,190 @@
+"""Scorer inputs from traces: ``ScorerRun`` objects for agent, trajectory and span scorers, and the
+JSON that ``GET /api/traces/{id}/scorer-input`` returns."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
+
+from ._agent import agent_input, agent_output
+from ._messages import to_message
+from ._steps import MODEL_KINDS, TOOL_KINDS, Msg, Step
+from ._targets import default_agent, default_target, step_of
+from ._trace import Trace
+from ._trajectory import trajectory_of
+from ._values import jsonable
+
+ScorerInputKind = Literal["agent", "workflow", "span"]
+
+
+def _context(step: Step) -> dict[str, Any] | None:
+    context: dict[str, Any] = {}
+    node: Step | None = step
+    while node is not None and not (context.get("conversation_id") and context.get("user_id")):
+        if node.conversation_id and "conversation_id" not in context:
+            context["conversation_id"] = node.conversation_id
+        if node.user_id and "user_id" not in context:
+            context["user_id"] = node.user_id
+        node = node.parent
+    return context or None
+
+
+def _run(trace: Trace, step: Step | None, input: Any, output: Any) -> ScorerRun:
+    return ScorerRun(
+        input=input,
+        output=output,
+        trace_id=trace.trace_id or None,
+        span_id=step.span_id if step is not None else None,
+        request_context=_context(step) if step is not None else None,
+    )
+
+
+def trace_to_agent_run(trace: Trace, span_id: str | None = None) -> ScorerRun:
+    """The input and output an agent-type scorer sees for an agent run of the trace.
+
+    Target: ``span_id``, else the outermost agent run (else the default target). ``input`` is an
+    ``AgentInput``; ``output`` a list of assistant ``Message`` with the answer text and every tool
+    invocation beneath the run. An empty trace gives an empty input and output.
+    """
+    step = step_of(trace, span_id) if span_id is not None else default_agent(trace)
+    if step is None:
+        return _run(trace, None, AgentInput(), [])
+    return _run(trace, step, agent_input(step), agent_output(step))
+
+
+def trace_to_trajectory_run(trace: Trace, span_id: str | None = None) -> ScorerRun:
+    """The run a trajectory-type scorer sees: the target's input and its ``Trajectory`` as output.
+
+    Target: ``span_id``, else the default target (outermost agent or workflow run, else the root).
+    """
+    step = step_of(trace, span_id) if span_id is not None else default_target(trace)
+    if step is None:
+        return _run(trace, None, None, Trajectory())
+    if step.kind == "agent_run":
+        output = agent_output(step)
+        return _run(trace, step, agent_input(step), trajectory_of([step], raw_output=output))
+    return _run(trace, step, _span_io(step)[0], trajectory_of([step]))
+
+
+def trace_to_workflow_run(trace: Trace, span_id: str | None = None) -> ScorerRun:
+    """A workflow run's input and output (its trajectory carries step results and the path)."""
+    step = step_of(trace, span_id) if span_id is not None else default_target(trace)
+    if step is None:
+        return _run(trace, None, None, None)
+    input, output = _span_io(step)
+    return _run(trace, step, input, output)
+
+
+def trace_to_span_run(trace: Trace, span_id: str) -> ScorerRun:
+    """The input and output of one span, for scorers of single spans.
+
+    An agent run gives its agent input/output; a model call its input and output messages; a tool
+    call its arguments and result; anything else its input and output values.
+    """
+    step = step_of(trace, span_id)
+    if step.kind == "agent_run":
+        return _run(trace, step, agent_input(step), agent_output(step))
+    input, output = _span_io(step)
+    return _run(trace, step, input, output)
+
+
+def trace_to_scorer_run(
+    trace: Trace, span_id: str | None = None, *, scorer_type: str | None = None
+) -> ScorerRun:
+    """The run a scorer of ``scorer_type`` ("agent", "trajectory" or None) sees for a target.
+
+    ``agent``: ``trace_to_agent_run``; ``trajectory``: ``trace_to_trajectory_run``; None: by the
+    target's kind (agent run, workflow run, or the span's own input/output).
+    """
+    if scorer_type == "agent":
+        return trace_to_agent_run(trace, span_id)
+    if scorer_type == "trajectory":
+        return trace_to_trajectory_run(trace, span_id)
+    step = step_of(trace, span_id) if span_id is not None else default_target(trace)
+    if step is None:
+        return _run(trace, None, None, None)
+    if step.kind == "agent_run":
+        return _run(trace, step, agent_input(step), agent_output(step))
+    input, output = _span_io(step)
+    return _run(trace, step, input, output)
+
+
+def _messages(msgs: list[Msg] | None) -> list[Message]:
+    return [to_message(m) for m in msgs or []]
+
+
+def _span_io(step: Step) -> tuple[Any, Any]:
+    if step.kind in MODEL_KINDS:
+        return _messages(step.input_messages), _messages(step.output_messages)
+    if step.kind in TOOL_KINDS:
+        return step.tool_args, step.tool_result
+    input = step.input
+    output = step.output
+    if step.convention == "genai" and step.input_messages is not None:
+        input = _messages(step.input_messages)
+    if step.convention == "genai" and step.output_messages is not None:
+        output = _messages(step.output_messages)
+    return input, output
+
+
+def kind_of(step: Step) -> ScorerInputKind:
+    """The scorer-input kind of a target step."""
+    if step.kind == "agent_run":
+        return "agent"
+    if step.kind == "workflow_run":
+        return "workflow"
+    return "span"
+
+
+def scorer_input(trace: Trace, span_id: str | None = None) -> dict[str, Any]:
+    """What a scorer would see for a target of the trace, as JSON-ready data.
+
+    ``{"trace_id", "span_id", "kind": "agent"|"workflow"|"span", "input", "output",
+    "trajectory"}``: for an agent run ``input`` is the ``AgentInput`` (``input_messages``,
+    ``remembered_messages``, ``system_messages``, ``tagged_system_messages``) and ``output`` a list
+    of messages (``role``, ``content``, ``tool_invocations``, …); ``trajectory`` is the
+    ``Trajectory`` (``steps`` with ``step_type``, ``name``, ``children``, …). The default target
+    is the outermost agent or workflow run, else the root span. Raises ``SpanNotFound`` for an
+    unknown ``span_id``.
+    """
+    step = step_of(trace, span_id) if span_id is not None else default_target(trace)
+    if step is None:
+        return {
+            "trace_id": trace.trace_id,
+            "span_id": None,
+            "kind": "span",
+            "input": None,
+            "output": None,
+            "trajectory": Trajectory().model_dump(mode="json"),
+        }
+    kind = kind_of(step)
+    if kind == "agent":
+        agent_in = agent_input(step)
+        agent_out = agent_output(step)
+        input: Any = agent_in.model_dump(mode="json")
+        output: Any = [m.model_dump(mode="json") for m in agent_out]
+        trajectory = trajectory_of([step], raw_output=agent_out)
+    else:
+        raw_in, raw_out = _span_io(step)
+        input, output = jsonable(raw_in), jsonable(raw_out)
+        trajectory = trajectory_of([step])
+    return {
+        "trace_id": trace.trace_id,
+        "span_id": step.span_id,
+        "kind": kind,
+        "input": input,
+        "output": output,
+        "trajectory": trajectory.model_dump(mode="json"),
+    }
+
+
+__all__ = [
+    "kind_of",
+    "scorer_input",
+    "trace_to_agent_run",
+    "trace_to_scorer_run",
+    "trace_to_span_run",
+    "trace_to_trajectory_run",
+    "trace_to_workflow_run",
+]

@@ -1,0 +1,239 @@
+"""The normalized step tree: one ``Step`` per span, whatever convention traced it.
+
+Every convention adapter fills a ``Step`` (kind, name, input, output, messages, tool call, usage,
+model, status, error); every consumer (agent input builder, trajectory extractor, span scorers,
+``trace show``) reads only steps. Messages inside steps are light ``Msg`` values (a role and an
+ordered list of parts) and become pydantic ``Message`` objects only at the edge.
+
+Step kinds follow Mastra's span types (``KINDS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+KINDS = (
+    "agent_run",
+    "model_generation",
+    "model_step",
+    "model_inference",
+    "model_chunk",
+    "tool_call",
+    "mcp_tool_call",
+    "provider_tool_call",
+    "workflow_run",
+    "workflow_step",
+    "workflow_conditional",
+    "workflow_conditional_eval",
+    "workflow_parallel",
+    "workflow_loop",
+    "workflow_sleep",
+    "workflow_wait_event",
+    "processor_run",
+    "memory_operation",
+    "scorer_run",
+    "scorer_step",
+    "embedding",
+    "retrieval",
+    "generic",
+)
+"""Every step kind of the normalized tree (Mastra's span types plus embedding/retrieval)."""
+
+MODEL_KINDS = frozenset({"model_generation", "model_step", "model_inference"})
+"""Kinds that stand for model work (a single call, or a wrapper around calls)."""
+TOOL_KINDS = frozenset({"tool_call", "mcp_tool_call", "provider_tool_call"})
+"""Kinds that stand for one tool execution."""
+RUN_KINDS = frozenset({"agent_run", "workflow_run"})
+"""Kinds that are a run of their own (agent or workflow)."""
+WORKFLOW_KINDS = frozenset(
+    {
+        "workflow_run",
+        "workflow_step",
+        "workflow_conditional",
+        "workflow_parallel",
+        "workflow_loop",
+        "workflow_sleep",
+        "workflow_wait_event",
+    }
+)
+"""Workflow kinds kept in trajectories."""
+
+Status = Literal["ok", "error", "unset"]
+Convention = Literal["mastra", "openinference", "aisdk", "genai", "generic"]
+
+
+@dataclass(slots=True)
+class Call:
+    """A tool call a model asked for."""
+
+    id: str | None
+    name: str
+    args: Any = None
+
+
+@dataclass(slots=True)
+class Result:
+    """A tool result handed back to a model."""
+
+    id: str | None
+    name: str | None
+    result: Any = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class Reasoning:
+    """Model reasoning text."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class File:
+    """A file or image in a message."""
+
+    media_type: str | None = None
+    url: str | None = None
+    data: str | None = None
+    filename: str | None = None
+
+
+Part = str | Call | Result | Reasoning | File
+
+
+@dataclass(slots=True)
+class Msg:
+    """A message inside the step tree: a role and its parts in order (text parts are ``str``)."""
+
+    role: str
+    parts: list[Part] = field(default_factory=list)
+    id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text parts joined."""
+        return "".join(p for p in self.parts if isinstance(p, str))
+
+    @property
+    def calls(self) -> list[Call]:
+        """The tool calls in the message."""
+        return [p for p in self.parts if isinstance(p, Call)]
+
+    @property
+    def results(self) -> list[Result]:
+        """The tool results in the message."""
+        return [p for p in self.parts if isinstance(p, Result)]
+
+
+@dataclass(slots=True, eq=False)
+class Step:
+    """One span, normalized. Fields a convention does not carry stay None."""
+
+    span_id: str
+    kind: str
+    name: str
+    convention: Convention = "generic"
+    span_name: str = ""
+    input: Any = None
+    """The span's input (parsed JSON where it was JSON)."""
+    output: Any = None
+    """The span's output (parsed JSON where it was JSON)."""
+    input_messages: list[Msg] | None = None
+    """Messages given to the model (model steps) or to the agent (agent runs)."""
+    output_messages: list[Msg] | None = None
+    """Messages the model or agent produced."""
+    system: list[str] | None = None
+    """System instructions declared on the span (besides system-role messages)."""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: Any = None
+    usage: dict[str, int] | None = None
+    """Token usage as reported on this span: input/output/total/reasoning/cached_input tokens."""
+    model: str | None = None
+    """The requested model id (the response model when no request model is known)."""
+    response_model: str | None = None
+    provider: str | None = None
+    finish_reason: str | None = None
+    status: Status = "unset"
+    error: str | None = None
+    agent_id: str | None = None
+    workflow_id: str | None = None
+    step_id: str | None = None
+    step_status: str | None = None
+    conversation_id: str | None = None
+    user_id: str | None = None
+    mcp_server: str | None = None
+    hint: str | None = None
+    """An adapter's note for the structural pass (``chain``, ``llm_call``, ``aisdk_call``, …)."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    start_time_ns: int = 0
+    end_time_ns: int | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    children: list[Step] = field(default_factory=list)
+    parent: Step | None = None
+    is_model_call: bool = False
+    """True for a step that is exactly one request to a model (where tokens are counted)."""
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Duration in milliseconds; None while the span has not ended."""
+        if self.end_time_ns is None or not self.start_time_ns:
+            return None
+        return max(0, self.end_time_ns - self.start_time_ns) / 1_000_000
+
+    @property
+    def ended(self) -> bool:
+        """True once the span has ended."""
+        return bool(self.end_time_ns)
+
+    @property
+    def failed(self) -> bool:
+        """True when the span reports an error."""
+        return self.status == "error"
+
+    def walk(self) -> Iterator[Step]:
+        """This step and every step beneath it, depth first in start order."""
+        stack = [self]
+        while stack:
+            step = stack.pop()
+            yield step
+            stack.extend(reversed(step.children))
+
+    def descendants(self, *, stop_at: frozenset[str] = frozenset()) -> Iterator[Step]:
+        """Steps beneath this one in order; a step whose kind is in ``stop_at`` is yielded but
+        not entered."""
+        stack = list(reversed(self.children))
+        while stack:
+            step = stack.pop()
+            yield step
+            if step.kind not in stop_at:
+                stack.extend(reversed(step.children))
+
+    def __repr__(self) -> str:
+        return f"Step({self.kind}, {self.name!r}, span_id={self.span_id!r})"
+
+
+def walk_steps(roots: list[Step]) -> Iterator[Step]:
+    """Every step of a forest, depth first in start order."""
+    for root in roots:
+        yield from root.walk()
+
+
+__all__ = [
+    "KINDS",
+    "MODEL_KINDS",
+    "RUN_KINDS",
+    "TOOL_KINDS",
+    "WORKFLOW_KINDS",
+    "Call",
+    "File",
+    "Msg",
+    "Part",
+    "Reasoning",
+    "Result",
+    "Step",
+    "walk_steps",
+]

@@ -1,0 +1,80 @@
+"""Which step a scorer looks at: the default target of a trace, and spans of a given kind."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Literal
+
+from ._steps import RUN_KINDS, TOOL_KINDS, Step, walk_steps
+from ._trace import Trace
+
+TargetKind = Literal[
+    "trace", "agent_run", "workflow_run", "workflow_step", "tool_call", "model_generation"
+]
+
+
+def step_of(trace: Trace, span_id: str) -> Step:
+    """The normalized step of a span (raises ``SpanNotFound`` for an unknown id)."""
+    trace.span(span_id)
+    for step in walk_steps(trace.steps):
+        if step.span_id == span_id:
+            return step
+    raise AssertionError("every span has a step")  # pragma: no cover
+
+
+def outermost(trace: Trace, kinds: frozenset[str]) -> Step | None:
+    """The shallowest step of one of ``kinds`` (earliest among equals), breadth first."""
+    queue = deque(trace.steps)
+    while queue:
+        step = queue.popleft()
+        if step.kind in kinds:
+            return step
+        queue.extend(step.children)
+    return None
+
+
+def default_target(trace: Trace) -> Step | None:
+    """The outermost agent or workflow run, else the first root step (None for an empty trace)."""
+    run = outermost(trace, RUN_KINDS)
+    if run is not None:
+        return run
+    return trace.steps[0] if trace.steps else None
+
+
+def default_agent(trace: Trace) -> Step | None:
+    """The outermost agent run, else the default target."""
+    return outermost(trace, frozenset({"agent_run"})) or default_target(trace)
+
+
+def find_target_spans(trace: Trace, kind: str) -> list[str]:
+    """Span ids a scorer of ``kind`` targets in this trace, in start order.
+
+    ``trace``: the outermost agent or workflow run, else the root span (one id at most);
+    ``model_generation``: every single model call; ``tool_call``: every tool execution (MCP and
+    provider tools included); any other kind (``agent_run``, ``workflow_run``,
+    ``workflow_step``, …): every step of that kind.
+    """
+    if kind == "trace":
+        target = default_target(trace)
+        return [target.span_id] if target is not None else []
+    out: list[str] = []
+    for step in walk_steps(trace.steps):
+        if kind == "model_generation":
+            if step.is_model_call:
+                out.append(step.span_id)
+        elif kind == "tool_call":
+            if step.kind in TOOL_KINDS:
+                out.append(step.span_id)
+        elif step.kind == kind:
+            out.append(step.span_id)
+    return out
+
+
+__all__ = [
+    "TargetKind",
+    "default_agent",
+    "default_target",
+    "find_target_spans",
+    "outermost",
+    "step_of",
+]

@@ -1,0 +1,391 @@
+"""A trace: its spans assembled into a tree, with OTLP log records joined to their spans.
+
+``Trace.from_rows`` accepts the span-row dicts of the store and of ``span_dicts_from_otlp``, and
+is lenient about their shape (JSON strings for attributes and events, datetimes for times,
+camelCase keys). A span whose parent is missing becomes a root, children are ordered by start
+time, a span id sent twice is kept once, and a parent loop is cut rather than followed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._errors import SpanNotFound, TraceNotFound
+from ._values import as_dict, as_list, parse_json, to_ns
+
+if TYPE_CHECKING:
+    from ._steps import Step
+
+logger = logging.getLogger(__name__)
+
+_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+_STATUS = ("UNSET", "OK", "ERROR")
+
+
+class Span:
+    """One span of a trace, with its children (ordered by start time) and joined log records."""
+
+    __slots__ = (
+        "attributes",
+        "children",
+        "end_time_ns",
+        "events",
+        "kind",
+        "links",
+        "logs",
+        "name",
+        "parent",
+        "parent_span_id",
+        "project",
+        "resource_attributes",
+        "scope_name",
+        "scope_version",
+        "service_name",
+        "span_id",
+        "start_time_ns",
+        "status_code",
+        "status_message",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        trace_id: str,
+        span_id: str,
+        parent_span_id: str | None,
+        name: str,
+        kind: str = "INTERNAL",
+        start_time_ns: int = 0,
+        end_time_ns: int | None = None,
+        status_code: str = "UNSET",
+        status_message: str | None = None,
+        attributes: dict[str, Any] | None = None,
+        resource_attributes: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        links: list[dict[str, Any]] | None = None,
+        scope_name: str | None = None,
+        scope_version: str | None = None,
+        service_name: str | None = None,
+        project: str | None = None,
+    ) -> None:
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_span_id = parent_span_id
+        self.name = name
+        self.kind = kind
+        self.start_time_ns = start_time_ns
+        self.end_time_ns = end_time_ns
+        self.status_code = status_code
+        self.status_message = status_message
+        self.attributes: dict[str, Any] = attributes if attributes is not None else {}
+        self.resource_attributes: dict[str, Any] = resource_attributes or {}
+        self.events: list[dict[str, Any]] = events or []
+        self.links: list[dict[str, Any]] = links or []
+        self.scope_name = scope_name
+        self.scope_version = scope_version
+        self.service_name = service_name
+        self.project = project
+        self.logs: list[dict[str, Any]] = []
+        self.children: list[Span] = []
+        self.parent: Span | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Span:
+        """Build a span from a span-row dict (store, ingest, or camelCase OTLP/JSON-like)."""
+        get = row.get
+        attributes = get("attributes")
+        if not isinstance(attributes, dict):
+            attributes = _attributes_of(attributes)
+        resource = get("resource_attributes", get("resource"))
+        if not isinstance(resource, dict):
+            resource = _attributes_of(resource)
+        events = [_event_of(e) for e in as_list(get("events"))]
+        status_code, status_message = _status_of(row)
+        start = to_ns(_first(row, "start_time_ns", "start_time", "startTimeUnixNano", "start"))
+        end = to_ns(_first(row, "end_time_ns", "end_time", "endTimeUnixNano", "end"))
+        scope = get("scope")
+        scope_name = get("scope_name")
+        scope_version = get("scope_version")
+        if isinstance(scope, dict):
+            scope_name = scope_name or scope.get("name")
+            scope_version = scope_version or scope.get("version")
+        parent = _first(row, "parent_span_id", "parentSpanId")
+        return cls(
+            trace_id=str(_first(row, "trace_id", "traceId") or ""),
+            span_id=str(_first(row, "span_id", "spanId") or ""),
+            parent_span_id=str(parent) if parent else None,
+            name=str(get("name") or ""),
+            kind=_kind_of(get("kind")),
+            start_time_ns=start or 0,
+            end_time_ns=end,
+            status_code=status_code,
+            status_message=status_message,
+            attributes=attributes,
+            resource_attributes=resource,
+            events=events,
+            links=[as_dict(link) for link in as_list(get("links"))],
+            scope_name=scope_name,
+            scope_version=scope_version,
+            service_name=get("service_name") or resource.get("service.name"),
+            project=get("project"),
+        )
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Span duration in milliseconds; None while the span has not ended."""
+        if self.end_time_ns is None or not self.start_time_ns:
+            return None
+        return max(0, self.end_time_ns - self.start_time_ns) / 1_000_000
+
+    @property
+    def ended(self) -> bool:
+        """True once the span has an end time."""
+        return self.end_time_ns is not None and self.end_time_ns > 0
+
+    def __repr__(self) -> str:
+        return f"Span({self.name!r}, span_id={self.span_id!r}, children={len(self.children)})"
+
+
+class SpanSource(Protocol):
+    """What ``load_trace`` needs from a store (``tracescore.store.Store`` fits)."""
+
+    def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]: ...  # noqa: D102
+
+
+class Trace:
+    """The spans of one trace assembled into a tree; the normalized step tree is built on demand."""
+
+    def __init__(
+        self,
+        spans: Iterable[Span],
+        *,
+        logs: Iterable[Mapping[str, Any]] = (),
+        trace_id: str | None = None,
+    ) -> None:
+        by_id: dict[str, Span] = {}
+        for span in spans:
+            kept = by_id.get(span.span_id)
+            if kept is None or _prefer(span, kept):
+                by_id[span.span_id] = span
+        self.by_id: dict[str, Span] = by_id
+        self.spans: list[Span] = sorted(by_id.values(), key=_start_key)
+        self.trace_id: str = trace_id or (self.spans[0].trace_id if self.spans else "")
+        self.logs: list[dict[str, Any]] = [dict(log) for log in logs]
+        self.roots: list[Span] = []
+        self._steps: list[Step] | None = None
+        self._assemble()
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        logs: Iterable[Mapping[str, Any]] = (),
+        trace_id: str | None = None,
+    ) -> Trace:
+        """Assemble a trace from span-row dicts (and optional log-row dicts).
+
+        With ``trace_id`` given, rows of other traces are left out.
+        """
+        spans = [Span.from_row(row) for row in rows]
+        if trace_id is not None:
+            spans = [s for s in spans if s.trace_id == trace_id]
+        return cls(spans, logs=logs, trace_id=trace_id)
+
+    def _assemble(self) -> None:
+        by_id = self.by_id
+        for span in self.spans:
+            span.children = []
+            span.parent = None
+            span.logs = []
+        for span in self.spans:
+            parent = by_id.get(span.parent_span_id) if span.parent_span_id else None
+            if parent is None or parent is span:
+                self.roots.append(span)
+            else:
+                span.parent = parent
+                parent.children.append(span)
+        # A parent loop leaves spans unreachable from any root: cut the loop at its earliest span.
+        reached = sum(1 for _ in self._iter_from_roots())
+        if reached != len(self.spans):
+            seen = {s.span_id for s in self._iter_from_roots()}
+            for span in self.spans:
+                if span.span_id in seen:
+                    continue
+                logger.warning(
+                    "trace %s: span %s is in a parent loop; made a root",
+                    self.trace_id,
+                    span.span_id,
+                )
+                if span.parent is not None:
+                    span.parent.children.remove(span)
+                    span.parent = None
+                self.roots.append(span)
+                seen.update(s.span_id for s in _walk(span))
+            self.roots.sort(key=_start_key)
+        for log in self.logs:
+            span_id = log.get("span_id") or log.get("spanId")
+            span = by_id.get(str(span_id)) if span_id else None
+            if span is not None:
+                span.logs.append(log)
+
+    def _iter_from_roots(self) -> Iterator[Span]:
+        for root in self.roots:
+            yield from _walk(root)
+
+    def span(self, span_id: str) -> Span:
+        """The span with this id; raises ``SpanNotFound`` when the trace has none."""
+        span = self.by_id.get(span_id)
+        if span is None:
+            raise SpanNotFound(
+                f"trace {self.trace_id or '(empty)'} has no span {span_id!r}; "
+                "list its spans with `tracescore trace show TRACE_ID`"
+            )
+        return span
+
+    def walk(self) -> Iterator[Span]:
+        """Every span, depth first from the roots, children in start order."""
+        return self._iter_from_roots()
+
+    @property
+    def steps(self) -> list[Step]:
+        """The normalized step tree (one root step per root span), built once."""
+        if self._steps is None:
+            from ._tree import build_steps
+
+            self._steps = build_steps(self)
+        return self._steps
+
+    @property
+    def start_time_ns(self) -> int | None:
+        """The earliest span start."""
+        return min((s.start_time_ns for s in self.spans if s.start_time_ns), default=None)
+
+    @property
+    def end_time_ns(self) -> int | None:
+        """The latest span end (None when no span has ended)."""
+        return max((s.end_time_ns for s in self.spans if s.end_time_ns), default=None)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def __repr__(self) -> str:
+        return f"Trace({self.trace_id!r}, spans={len(self.spans)}, roots={len(self.roots)})"
+
+
+def load_trace(store: Any, trace_id: str) -> Trace:
+    """Load a trace's spans (and log records, when the store has them) and assemble the tree.
+
+    ``store`` is anything with ``fetch_trace_rows(trace_id)`` and optionally
+    ``fetch_trace_logs(trace_id)``, such as ``tracescore.store.Store``.
+    """
+    rows = store.fetch_trace_rows(trace_id)
+    if not rows:
+        raise TraceNotFound(
+            f"no spans stored for trace {trace_id!r}; check the id (32 hex digits) "
+            "or wait until the trace has been ingested"
+        )
+    fetch_logs = getattr(store, "fetch_trace_logs", None)
+    logs = fetch_logs(trace_id) if callable(fetch_logs) else []
+    return Trace.from_rows(rows, logs=logs or (), trace_id=trace_id)
+
+
+def _walk(span: Span) -> Iterator[Span]:
+    stack = [span]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _start_key(span: Span) -> tuple[int, int]:
+    return (span.start_time_ns or 0, span.end_time_ns or 0)
+
+
+def _prefer(new: Span, kept: Span) -> bool:
+    """Which copy of a duplicated span id to keep: an ended one, else the one with more data."""
+    if new.ended != kept.ended:
+        return new.ended
+    return len(new.attributes) >= len(kept.attributes)
+
+
+def _first(row: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = row.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, int) and 0 <= value < len(_KINDS):
+        return _KINDS[value]
+    if isinstance(value, str) and value:
+        upper = value.upper().removeprefix("SPAN_KIND_")
+        return upper if upper in _KINDS else "INTERNAL"
+    return "INTERNAL"
+
+
+def _status_of(row: Mapping[str, Any]) -> tuple[str, str | None]:
+    code = row.get("status_code")
+    message = row.get("status_message")
+    status = row.get("status")
+    if code is None and isinstance(status, dict):
+        code = status.get("code")
+        message = message or status.get("message")
+    if isinstance(code, int):
+        return (_STATUS[code] if 0 <= code < len(_STATUS) else "UNSET"), message
+    if isinstance(code, str) and code:
+        upper = code.upper().removeprefix("STATUS_CODE_")
+        return (upper if upper in _STATUS else "UNSET"), message
+    return "UNSET", message
+
+
+def _attributes_of(value: Any) -> dict[str, Any]:
+    """Attributes from a JSON string, or from an OTLP/JSON key/value list."""
+    parsed = parse_json(value)
+    if isinstance(parsed, dict):
+        return parsed
+    if isinstance(parsed, list):
+        out: dict[str, Any] = {}
+        for item in parsed:
+            if isinstance(item, dict) and "key" in item:
+                out[str(item["key"])] = _any_value(item.get("value"))
+        return out
+    return {}
+
+
+def _any_value(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            return value["intValue"]
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return _attributes_of((value["kvlistValue"] or {}).get("values", []))
+    return value
+
+
+def _event_of(value: Any) -> dict[str, Any]:
+    event = as_dict(value)
+    attributes = event.get("attributes")
+    if not isinstance(attributes, dict):
+        attributes = _attributes_of(attributes)
+    return {
+        "name": event.get("name") or "",
+        "time_unix_nano": to_ns(event.get("time_unix_nano", event.get("timeUnixNano"))),
+        "attributes": attributes,
+    }
+
+
+__all__ = ["Span", "SpanSource", "Trace", "load_trace"]

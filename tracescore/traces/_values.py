@@ -1,0 +1,182 @@
+"""Lenient value helpers: JSON strings that may not parse, times of any shape, text of any value.
+
+Span attributes arrive as JSON strings that may be truncated, huge or not JSON at all; rows from
+DuckDB carry JSON columns as strings and times as datetimes. Everything here accepts what it gets
+and never raises: a value that cannot be read is kept as it came.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+logger = logging.getLogger(__name__)
+
+MAX_PARSE_CHARS = 4_000_000
+"""JSON strings longer than this are kept as text instead of parsed (they stay whole)."""
+
+_JSON_START = frozenset("{[")
+
+
+def parse_json(value: Any) -> Any:
+    """Parse ``value`` when it is a JSON object or array in a string; otherwise return it as is.
+
+    Strings that fail to parse (truncated by an exporter's length limit, say) or that are longer
+    than ``MAX_PARSE_CHARS`` come back unchanged, so nothing is dropped.
+    """
+    if not isinstance(value, str) or not value:
+        return value
+    first = value[0]
+    if first not in _JSON_START:
+        stripped = value.lstrip()
+        if not stripped or stripped[0] not in _JSON_START:
+            return value
+    if len(value) > MAX_PARSE_CHARS:
+        logger.debug("kept a %d-character JSON attribute as text (too large to parse)", len(value))
+        return value
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def parse_json_any(value: Any) -> Any:
+    """Like ``parse_json`` but also reads JSON scalars written as strings (``"18"``, ``"true"``)."""
+    parsed = parse_json(value)
+    if isinstance(parsed, str) and parsed[:1] in ('"',):
+        try:
+            return orjson.loads(parsed)
+        except orjson.JSONDecodeError:
+            return parsed
+    return parsed
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A dict from a dict, a JSON object string, or anything else (empty dict)."""
+    if isinstance(value, dict):
+        return value
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A list from a list/tuple, a JSON array string, or anything else (empty list)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, list) else []
+
+
+def to_int(value: Any) -> int | None:
+    """An int from an int, float or numeric string; None otherwise."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(float(value))
+        except ValueError:
+            return None
+    return None
+
+
+def to_ns(value: Any) -> int | None:
+    """Nanoseconds since the epoch from an int, a numeric string, a datetime or an ISO string."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        delta = value - datetime(1970, 1, 1, tzinfo=UTC)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            return to_ns(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    return None
+
+
+def text_of(value: Any) -> str:
+    """Readable text of any value: strings as they are, structures as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return str(value)
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def jsonable(value: Any) -> Any:
+    """A copy of ``value`` that JSON can encode (bytes, sets and odd objects become text)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return str(value)
+
+
+def first_present(attrs: Mapping[str, Any], *keys: str) -> Any:
+    """The value of the first key present (and not None or empty string) in ``attrs``."""
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def pick_usage(
+    attrs: Mapping[str, Any], spec: tuple[tuple[str, tuple[str, ...]], ...]
+) -> dict[str, int] | None:
+    """Token counts read from ``attrs``: ``spec`` pairs each usage field with its attribute keys."""
+    out: dict[str, int] = {}
+    for name, keys in spec:
+        for key in keys:
+            value = to_int(attrs.get(key))
+            if value is not None:
+                out[name] = value
+                break
+    return out or None
+
+
+__all__ = [
+    "MAX_PARSE_CHARS",
+    "pick_usage",
+    "as_dict",
+    "as_list",
+    "first_present",
+    "jsonable",
+    "parse_json",
+    "parse_json_any",
+    "text_of",
+    "to_int",
+    "to_ns",
+]
