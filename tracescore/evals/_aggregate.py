@@ -67,13 +67,13 @@ def aggregate(plan: Plan, outcomes: list[ItemOutcome]) -> Aggregate:
         if mean is None:
             continue  # never scorable: left out of scores, gates and thresholds
         if turn_index is not None:
-            turn = turns.setdefault(turn_index, TurnResult(index=turn_index))
+            turn_result = turns.setdefault(turn_index, TurnResult(index=turn_index))
             if is_gate:
-                turn.gate_results.append(_gate(scorer_id, mean))
+                turn_result.gate_results.append(_gate(scorer_id, mean))
             else:
-                turn.scores[scorer_id] = mean
+                turn_result.scores[scorer_id] = mean
                 if s.assertion.threshold is not None:
-                    turn.threshold_results.append(_threshold(s.assertion, mean))
+                    turn_result.threshold_results.append(_threshold(s.assertion, mean))
             continue
         if is_gate:
             gate_results.append(_gate(scorer_id, mean))

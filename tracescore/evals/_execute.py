@@ -12,7 +12,7 @@ from typing import Any
 
 from tracescore.model import AgentInput, Message, ScorerRunResult, Trajectory, to_agent_input
 
-from ._models import AgentResponse, WorkflowRunResult
+from ._models import AgentResponse
 from ._plan import Assertion, ItemPlan, Plan, TurnPlan
 from ._results import ErrorPhase, ItemResult, ItemTurnResult
 from ._targets import AgentTarget, WorkflowTarget

@@ -47,7 +47,7 @@ class _Call:
     def __init__(self, fn: Callable[..., Any], *, threaded: bool) -> None:
         self.fn = fn
         # A callable object may define ``async def __call__``.
-        call_method = getattr(type(fn), "__call__", None)
+        call_method = type(fn).__dict__.get("__call__")
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call_method)
         self.threaded = threaded and not self.is_async
         self.accepts_all = True

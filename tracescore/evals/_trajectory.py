@@ -44,7 +44,7 @@ async def trajectory_from_trace(store: Any, trace_id: str) -> Trajectory | None:
     if trace is None or not getattr(trace, "spans", True):
         logger.debug("trace %s is not in the store; using the target's own output", trace_id)
         return None
-    return extract_trajectory_from_trace(trace)  # type: ignore[no-any-return]
+    return extract_trajectory_from_trace(trace)
 
 
 def concat_trajectories(parts: list[Trajectory]) -> Trajectory:

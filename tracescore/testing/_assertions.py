@@ -84,8 +84,11 @@ def _errored(result: Any) -> str:
     bad = [item for item in result.items if item.error]
     if not bad:
         return ""
-    lines = [f"    item {item.index} (input {_short(item.input)}): {_short(item.error, 120, quote=False)}"
-             for item in bad[:_SHOW_ITEMS]]
+    lines = [
+        f"    item {item.index} (input {_short(item.input)}): "
+        f"{_short(item.error, 120, quote=False)}"
+        for item in bad[:_SHOW_ITEMS]
+    ]
     more = f"\n    … and {len(bad) - _SHOW_ITEMS} more" if len(bad) > _SHOW_ITEMS else ""
     return f"\n  {len(bad)} item(s) errored:\n" + "\n".join(lines) + more
 
