@@ -296,3 +296,14 @@ def test_importing_scoring_does_not_load_litellm() -> None:
             ".run_sync(input=1); print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_results_are_ordinary_pydantic_models() -> None:
+    # The pipeline builds results without re-validating; they must behave like validated ones.
+    result = await _four_step().run(input="four", output="ab", run_id="r",
+                                    request_context={"k": 1})
+    again = ScorerRunResult.model_validate(result.model_dump())
+    assert again == result
+    assert ScorerRunResult.model_validate_json(result.model_dump_json()) == result
+    assert result.model_copy(update={"score": 0.1}).score == 0.1
+    assert result.model_dump(exclude_none=True)["request_context"] == {"k": 1}

@@ -94,8 +94,8 @@ def filter_run(
         drop_request_context, drop_expected_trajectory, drop_ground_truth: blank that field.
 
     Input (an ``AgentInput`` or a list of messages) and output (a list of messages) are
-    filtered; a message left empty by the filters is dropped; system messages and other
-    shapes (plain strings, trajectories) pass unchanged.
+    filtered (list items become ``Message`` objects); a message left empty by the filters is
+    dropped; system messages and other shapes (plain strings, trajectories) pass unchanged.
     """
     part_filter = tuple(part_types) if part_types is not None else None
     tool_filter = tuple(tool_names) if tool_names is not None else None
@@ -126,10 +126,10 @@ def filter_run(
     def _output(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
-        messages: list[Any] = list(value)
         if filtering:
-            messages = _filter_messages(messages, part_filter, tool_filter,
-                                        default_role="assistant")
+            messages = _filter_messages(value, part_filter, tool_filter, default_role="assistant")
+        else:
+            messages = [_to_message(m, default_role="assistant") for m in value]
         return _last(messages, max_output_messages)
 
     def prepare(run: ScorerRun) -> ScorerRun:

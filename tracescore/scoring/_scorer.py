@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
@@ -234,15 +236,16 @@ class Scorer(Generic[InputT, OutputT]):
         for spec, judge in self._plan:
             name = spec.name
             try:
-                if spec.kind == "function":
-                    fn = spec.fn
-                    assert fn is not None
+                fn = spec.fn
+                if fn is not None:
                     if name == "generate_reason":
-                        results = StepResults(state.preprocess, state.analyze, state.score)
-                        value = await fn.call(scorer_run, results, state.score)
+                        value = fn.invoke((scorer_run, StepResults(
+                            state.preprocess, state.analyze, state.score), state.score))
                     else:
-                        results = StepResults(state.preprocess, state.analyze)
-                        value = await fn.call(scorer_run, results)
+                        value = fn.invoke((scorer_run, StepResults(state.preprocess,
+                                                                   state.analyze)))
+                    if fn.is_async or hasattr(value, "__await__"):
+                        value = await value
                 else:
                     value = await self._prompt_step(spec, judge, scorer_run, state)
                 if isinstance(value, NotScorableSignal):
@@ -301,26 +304,53 @@ class Scorer(Generic[InputT, OutputT]):
     def _result(
         self, run: ScorerRun, state: _RunState, not_scorable: NotScorable | None
     ) -> ScorerRunResult:
-        prompts = state.prompts or {}
-        return ScorerRunResult.model_construct(
-            run_id=run.run_id,
-            scorer_id=self.id,
-            score=state.score if not_scorable is None else None,
-            reason=state.reason,
-            preprocess_step_result=state.preprocess,
-            analyze_step_result=state.analyze,
-            preprocess_prompt=prompts.get("preprocess"),
-            analyze_prompt=prompts.get("analyze"),
-            generate_score_prompt=prompts.get("generate_score"),
-            generate_reason_prompt=prompts.get("generate_reason"),
-            judge=dict(state.judge) if state.judge else {},
-            not_scorable=not_scorable,
-            input=run.input,
-            output=run.output,
-            ground_truth=run.ground_truth,
-            expected_trajectory=run.expected_trajectory,
-            request_context=run.request_context,
-        )
+        prompts = state.prompts or _NO_PROMPTS
+        return _construct(ScorerRunResult, {
+            "run_id": run.run_id,
+            "scorer_id": self.id,
+            "score": state.score if not_scorable is None else None,
+            "reason": state.reason,
+            "preprocess_step_result": state.preprocess,
+            "analyze_step_result": state.analyze,
+            "preprocess_prompt": prompts.get("preprocess"),
+            "analyze_prompt": prompts.get("analyze"),
+            "generate_score_prompt": prompts.get("generate_score"),
+            "generate_reason_prompt": prompts.get("generate_reason"),
+            "judge": dict(state.judge) if state.judge else {},
+            "not_scorable": not_scorable,
+            "input": run.input,
+            "output": run.output,
+            "ground_truth": run.ground_truth,
+            "expected_trajectory": run.expected_trajectory,
+            "request_context": run.request_context,
+        })
+
+
+_NO_PROMPTS: dict[str, str] = {}
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _construct(cls: type[_M], values: dict[str, Any]) -> _M:
+    """Build a pydantic model from trusted values holding every field, without validation.
+
+    pydantic's ``model_construct`` costs ~10 µs for ScorerRunResult (alias handling); this is
+    the part of it we need, and a test checks the outcome equals a validated model.
+    """
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _new_run_id() -> str:
+    """A random (version 4) UUID string, about 4x cheaper than ``str(uuid.uuid4())``."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _store(state: _RunState, name: str, value: Any) -> None:
@@ -370,16 +400,16 @@ def _make_run(
     if request_context is not None and not isinstance(request_context, Mapping):
         raise TypeError(f"request_context must be a dict, got {type(request_context).__name__}")
     if run is None:
-        return ScorerRun.model_construct(
-            run_id=run_id or str(uuid.uuid4()),
-            input=input,
-            output=output,
-            ground_truth=ground_truth,
-            expected_trajectory=expected_trajectory,
-            request_context=dict(request_context) if request_context is not None else None,
-            trace_id=None,
-            span_id=None,
-        )
+        return _construct(ScorerRun, {
+            "run_id": run_id or _new_run_id(),
+            "input": input,
+            "output": output,
+            "ground_truth": ground_truth,
+            "expected_trajectory": expected_trajectory,
+            "request_context": dict(request_context) if request_context is not None else None,
+            "trace_id": None,
+            "span_id": None,
+        })
     base = run if isinstance(run, ScorerRun) else ScorerRun.model_validate(run)
     updates = {k: v for k, v in (("input", input), ("output", output), ("run_id", run_id),
                                  ("request_context", request_context),

@@ -113,11 +113,17 @@ class StepCallable:
             raise ScorerDefinitionError(f"{what} must be a function, got {type(fn).__name__}")
         return cls(fn, is_async_callable(fn), _positional_arity(fn))
 
+    def invoke(self, args: tuple[Any, ...]) -> Any:
+        """Call with as many of ``args`` as the function accepts; may return an awaitable."""
+        arity = self.arity
+        if arity is None or arity >= len(args):
+            return self.fn(*args)
+        return self.fn(*args[:arity])
+
     async def call(self, *args: Any) -> Any:
         """Call with as many of ``args`` as the function accepts; await when needed."""
-        arity = self.arity
-        value = self.fn(*args) if arity is None or arity >= len(args) else self.fn(*args[:arity])
-        if self.is_async or inspect.isawaitable(value):
+        value = self.invoke(args)
+        if self.is_async or hasattr(value, "__await__"):
             value = await value
         return value
 
