@@ -15,18 +15,27 @@ from ._config import (
     parse_live_settings,
     parse_scorer_entries,
 )
+from ._defaults import tool_failures_scorer, trajectory_efficiency_scorer
 from ._errors import ConfigError
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
+from ._rows import PairKey, score_id_for
 from ._sampling import is_sampled, sample_fraction
+from ._scheduler import LiveScheduler
+from ._selection import INTERNAL_MARKER
+from ._stats import LiveStats
 
 __all__ = [
+    "INTERNAL_MARKER",
     "TARGETS",
     "BudgetGuard",
     "BudgetSettings",
     "BudgetUsage",
     "ConfigError",
+    "LiveScheduler",
     "LiveSettings",
+    "LiveStats",
+    "PairKey",
     "RegisteredScorer",
     "Registry",
     "RetryDecision",
@@ -38,6 +47,9 @@ __all__ = [
     "parse_live_settings",
     "parse_scorer_entries",
     "sample_fraction",
+    "score_id_for",
     "scorer_version",
+    "tool_failures_scorer",
+    "trajectory_efficiency_scorer",
     "uses_judge",
 ]

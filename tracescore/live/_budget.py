@@ -20,13 +20,13 @@ DAY = timedelta(days=1)
 
 USAGE_SQL = """
 SELECT
-  coalesce(sum(cost_amount) FILTER (WHERE created_at >= $hour_start
+  coalesce(sum(cost_amount) FILTER (WHERE created_at >= $1
                                     AND coalesce(cost_unit, 'USD') = 'USD'), 0) AS cost_hour,
   coalesce(sum(cost_amount) FILTER (WHERE coalesce(cost_unit, 'USD') = 'USD'), 0) AS cost_day,
   coalesce(sum(coalesce(total_tokens, coalesce(input_tokens, 0) + coalesce(output_tokens, 0)))
-           FILTER (WHERE created_at >= $hour_start), 0) AS tokens_hour
+           FILTER (WHERE created_at >= $1), 0) AS tokens_hour
 FROM judge_executions
-WHERE created_at >= $day_start
+WHERE created_at >= $2
 """
 
 
@@ -47,9 +47,9 @@ class BudgetUsage:
         )
 
 
-def usage_query(now_utc: datetime) -> tuple[str, dict[str, Any]]:
+def usage_query(now_utc: datetime) -> tuple[str, list[Any]]:
     """The SQL and parameters reading the spend of the windows ending at ``now_utc`` (naive UTC)."""
-    return USAGE_SQL, {"hour_start": now_utc - HOUR, "day_start": now_utc - DAY}
+    return USAGE_SQL, [now_utc - HOUR, now_utc - DAY]
 
 
 def over_budget_reason(settings: BudgetSettings, usage: BudgetUsage) -> str | None:

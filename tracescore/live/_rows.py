@@ -1,0 +1,257 @@
+"""Rows the live scorer writes: ``scores``, ``judge_executions`` and ``scoring_decisions``.
+
+Pure functions from a scorer outcome to plain dicts with the columns of INTERFACES.md; JSON
+columns get plain Python values (pydantic models are dumped), times are naive UTC datetimes
+(the columns are ``TIMESTAMP`` in UTC).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from tracescore.model import JudgeExecution, JudgeUsage, ScorerRunResult
+
+_SCORE_NAMESPACE = uuid.UUID("6f1c8a52-3d0b-4f57-9a4e-2b7f0f0d5c11")
+
+FINAL_DECISIONS = frozenset({"scored", "sampled_out", "filtered_out", "not_scorable", "failed"})
+OPEN_DECISIONS = ("pending", "retrying", "over_budget")
+
+
+def utc_now() -> datetime:
+    """Now, as the naive UTC datetime the tables store."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def score_id_for(trace_id: str, span_id: str, scorer_id: str, version: str) -> str:
+    """The score id of a (trace, span, scorer, version) pair: stable, so every attempt's judge
+    executions link to the one score row that ends the pair."""
+    return str(uuid.uuid5(_SCORE_NAMESPACE, f"{trace_id}/{span_id}/{scorer_id}/{version}"))
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy of a value that may hold pydantic models."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PairKey:
+    """What one decision is about."""
+
+    trace_id: str
+    span_id: str
+    scorer_id: str
+    scorer_version: str
+
+    @property
+    def score_id(self) -> str:
+        """The stable score id of this pair."""
+        return score_id_for(self.trace_id, self.span_id, self.scorer_id, self.scorer_version)
+
+
+def decision_row(
+    key: PairKey,
+    decision: str,
+    *,
+    now: datetime,
+    attempts: int = 0,
+    last_error: str | None = None,
+    next_attempt_at: datetime | None = None,
+    score_id: str | None = None,
+    created_at: datetime | None = None,
+) -> dict[str, Any]:
+    """A ``scoring_decisions`` row; pass the existing row's ``created_at`` when replacing it."""
+    return {
+        "trace_id": key.trace_id,
+        "span_id": key.span_id,
+        "scorer_id": key.scorer_id,
+        "scorer_version": key.scorer_version,
+        "decision": decision,
+        "attempts": attempts,
+        "last_error": last_error,
+        "next_attempt_at": next_attempt_at,
+        "score_id": score_id,
+        "created_at": created_at or now,
+        "updated_at": now,
+    }
+
+
+def execution_rows(
+    result: ScorerRunResult | None,
+    *,
+    score_id: str,
+    trace_id: str,
+    scorer_id: str,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """One ``judge_executions`` row per judge execution of the run (none for code scorers)."""
+    if result is None:
+        return []
+    rows = []
+    for step, record in (result.judge or {}).items():
+        for ex in record.executions:
+            rows.append(_execution_row(ex, step=step, score_id=score_id, trace_id=trace_id,
+                                       scorer_id=scorer_id, now=now))
+    return rows
+
+
+def _execution_row(
+    ex: JudgeExecution, *, step: str, score_id: str, trace_id: str, scorer_id: str, now: datetime
+) -> dict[str, Any]:
+    usage = ex.usage or JudgeUsage()
+    return {
+        "execution_id": str(uuid.uuid4()),
+        "score_id": score_id,
+        "trace_id": trace_id,
+        "scorer_id": scorer_id,
+        "step": step,
+        "status": ex.status,
+        "prompt": ex.prompt,
+        "judge_model_id": ex.judge_model_id,
+        "judge_provider": ex.judge_provider,
+        "attempt_count": ex.attempt_count,
+        "model_call_count": ex.model_call_count,
+        "duration_ms": ex.duration_ms,
+        "output": plain(ex.output),
+        "raw_output": ex.raw_output,
+        "finish_reason": ex.finish_reason,
+        "input_tokens": usage.input_tokens if ex.usage else None,
+        "output_tokens": usage.output_tokens if ex.usage else None,
+        "total_tokens": usage.total_tokens if ex.usage else None,
+        "reasoning_tokens": usage.reasoning_tokens if ex.usage else None,
+        "cached_input_tokens": usage.cached_input_tokens if ex.usage else None,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens if ex.usage else None,
+        "cost_amount": ex.cost.amount if ex.cost else None,
+        "cost_unit": ex.cost.unit if ex.cost else None,
+        "cost_source": ex.cost.source if ex.cost else None,
+        "error_name": ex.error.name if ex.error else None,
+        "error_message": ex.error.message if ex.error else None,
+        "error_code": None if ex.error is None or ex.error.code is None else str(ex.error.code),
+        "created_at": now,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class SpendTotals:
+    """Judge usage and cost summed over executions (the current attempt's and earlier ones)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float | None = None
+    executions: int = 0
+
+    @classmethod
+    def of(cls, rows: Iterable[dict[str, Any]]) -> SpendTotals:
+        """Sum ``judge_executions`` rows."""
+        totals = cls()
+        for row in rows:
+            totals = totals + cls(
+                row.get("input_tokens") or 0, row.get("output_tokens") or 0,
+                row.get("total_tokens") or 0, row.get("reasoning_tokens") or 0,
+                row.get("cached_input_tokens") or 0, row.get("cost_amount"), 1,
+            )
+        return totals
+
+    def __add__(self, other: SpendTotals) -> SpendTotals:
+        """Sum two totals; cost stays None only when neither side was priced."""
+        cost = None if self.cost is None and other.cost is None else (
+            (self.cost or 0.0) + (other.cost or 0.0))
+        return SpendTotals(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens, self.reasoning_tokens + other.reasoning_tokens,
+            self.cached_input_tokens + other.cached_input_tokens, cost,
+            self.executions + other.executions,
+        )
+
+
+def score_row(
+    key: PairKey,
+    *,
+    project: str | None,
+    scorer_name: str,
+    source: str,
+    status: str,
+    result: ScorerRunResult | None,
+    run_input: Any,
+    run_output: Any,
+    error: dict[str, Any] | None,
+    spend: SpendTotals,
+    duration_ms: float,
+    now: datetime,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``scores`` row that ends a pair: success, not_scorable or failed."""
+    r = result
+    return {
+        "score_id": key.score_id,
+        "trace_id": key.trace_id,
+        "span_id": key.span_id,
+        "project": project,
+        "scorer_id": key.scorer_id,
+        "scorer_name": scorer_name,
+        "scorer_version": key.scorer_version,
+        "source": source,
+        "eval_run_id": None,
+        "status": status,
+        "score": r.score if r is not None and status == "success" else None,
+        "reason": (r.reason if r is not None else None) or (
+            r.not_scorable.reason if r is not None and r.not_scorable else None),
+        "run_id": r.run_id if r is not None else key.score_id,
+        "created_at": now,
+        "duration_ms": duration_ms,
+        "preprocess_step_result": plain(r.preprocess_step_result) if r else None,
+        "analyze_step_result": plain(r.analyze_step_result) if r else None,
+        "preprocess_prompt": r.preprocess_prompt if r else None,
+        "analyze_prompt": r.analyze_prompt if r else None,
+        "generate_score_prompt": r.generate_score_prompt if r else None,
+        "generate_reason_prompt": r.generate_reason_prompt if r else None,
+        "input": plain(run_input),
+        "output": plain(run_output),
+        "ground_truth": None,
+        "error": error,
+        "metadata": metadata,
+        "judge_input_tokens": spend.input_tokens if spend.executions else None,
+        "judge_output_tokens": spend.output_tokens if spend.executions else None,
+        "judge_total_tokens": spend.total_tokens if spend.executions else None,
+        "judge_reasoning_tokens": spend.reasoning_tokens if spend.executions else None,
+        "judge_cached_input_tokens": spend.cached_input_tokens if spend.executions else None,
+        "judge_cost": spend.cost,
+    }
+
+
+def error_info(exc: BaseException, *, kind: str) -> dict[str, Any]:
+    """The ``scores.error`` JSON of a failed run."""
+    to_dict = getattr(exc, "to_dict", None)
+    info: dict[str, Any] = to_dict() if callable(to_dict) else {
+        "name": type(exc).__name__, "message": str(exc)}
+    info["kind"] = kind
+    return info
+
+
+def short_error(exc: BaseException, limit: int = 500) -> str:
+    """A one-line description for ``scoring_decisions.last_error``."""
+    cause = getattr(exc, "cause", None) or exc
+    text = f"{type(cause).__name__}: {cause}"
+    step = getattr(exc, "failed_step", None)
+    if step:
+        text = f"step {step}: {text}"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,425 @@
+"""``LiveScheduler``: the APScheduler interval job that finds ready traces and scores them.
+
+Each tick (default every 2 s): refresh the budget from ``judge_executions``; read the spans that
+arrived since the last tick into the set of open traces; turn ready traces into decisions
+(filtered out, sampled out, or pending per target span); hand due decisions to workers, at most
+``concurrency`` at once. Reads run on store cursors in worker threads and writes go through the
+store's writer, so the event loop never waits on DuckDB; judge calls are async.
+
+Exactly once: every (trace, target span, scorer id, version) has one ``scoring_decisions`` row;
+pending rows are the durable queue, so a restart resumes them, and a pair in flight in this
+process is never handed out twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ._budget import BudgetGuard, BudgetUsage, usage_query
+from ._config import LiveSettings
+from ._errors import ConfigError
+from ._expand import Expansion, classify, expand
+from ._registry import RegisteredScorer, Registry
+from ._retry import RetryPolicy
+from ._rows import PairKey, SpendTotals, utc_now
+from ._selection import (
+    VERSION_STARTS_SQL,
+    OpenTrace,
+    OpenTraces,
+    VersionWindow,
+    decided_query,
+    due_query,
+    filter_check_query,
+    filter_query,
+    open_stats_query,
+    scan_query,
+)
+from ._stats import LiveStats
+from ._worker import WorkItem, prior_spend_query, score_pair
+
+logger = logging.getLogger(__name__)
+
+TRACE_CACHE_SIZE = 128
+SCAN_MARGIN = timedelta(seconds=10)
+"""Each scan re-reads this much before the previous one, for spans committed late."""
+
+
+class LiveScheduler:
+    """Scores new traces with the registered scorers; ``await start()`` / ``await stop()``."""
+
+    def __init__(
+        self,
+        store: Any,
+        registry: Registry,
+        settings: LiveSettings | None = None,
+        *,
+        _clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.settings = settings or LiveSettings()
+        s = self.settings
+        self.policy = RetryPolicy(max_attempts=s.max_attempts, retry_base_s=s.retry_base_seconds,
+                                  transient_max_s=s.transient_retry_max_seconds)
+        self.budget = BudgetGuard(s.budget)
+        self.stats = LiveStats()
+        self.paused: dict[str, str] = {}
+        self._clock = _clock or utc_now
+        self._open = OpenTraces(settle_s=s.settle_seconds, max_wait_s=s.max_wait_seconds)
+        self._horizons: dict[tuple[str, str], datetime] = {}
+        self._scan_mark: datetime | None = None
+        self._cooldown: dict[str, datetime] = {}
+        self._streaks: dict[PairKey, int] = {}
+        self._inflight: set[PairKey] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._traces: OrderedDict[str, Any] = OrderedDict()
+        self._sem: asyncio.Semaphore | None = None
+        self._tick_lock: asyncio.Lock | None = None
+        self._job_scheduler: Any = None
+        self._prepared = False
+
+    # helpers the worker uses -----------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """Now, naive UTC (the tables' time zone)."""
+        return self._clock()
+
+    async def read(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """A store read on a worker thread."""
+        return await asyncio.to_thread(self.store.read, sql, list(params or []))
+
+    async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
+                    decisions: list[dict[str, Any]]) -> None:
+        """One transaction through the store's writer."""
+        await self.store.write_scores(scores, executions, decisions)
+
+    async def trace(self, trace_id: str) -> Any:
+        """A loaded trace (cached: ready traces do not change)."""
+        cached = self._traces.get(trace_id)
+        if cached is not None:
+            self._traces.move_to_end(trace_id)
+            return cached
+        from tracescore.traces import load_trace
+
+        trace = await asyncio.to_thread(load_trace, self.store, trace_id)
+        self._cache(trace_id, trace)
+        return trace
+
+    def _cache(self, trace_id: str, trace: Any) -> None:
+        self._traces[trace_id] = trace
+        self._traces.move_to_end(trace_id)
+        while len(self._traces) > TRACE_CACHE_SIZE:
+            self._traces.popitem(last=False)
+
+    async def prior_spend(self, key: PairKey) -> SpendTotals:
+        """Judge totals of earlier attempts of a pair."""
+        return SpendTotals.of(await self.read(*prior_spend_query(key)))
+
+    def pause(self, scorer_id: str, reason: str) -> None:
+        """Stop running a scorer until ``resume`` (authentication errors)."""
+        if scorer_id not in self.paused:
+            logger.error("scorer %s paused: %s; fix the judge's credentials, then restart "
+                         "tracescore (or resume the scorer)", scorer_id, reason)
+        self.paused[scorer_id] = reason
+
+    def resume(self, scorer_id: str) -> bool:
+        """Run a paused scorer again; False when it was not paused."""
+        return self.paused.pop(scorer_id, None) is not None
+
+    def cool_down(self, scorer_id: str, *, until: datetime | None) -> None:
+        """Hold a rate-limited scorer's other pairs until the provider's wait is over."""
+        if until is not None:
+            self._cooldown[scorer_id] = max(until, self._cooldown.get(scorer_id, until))
+
+    def streak(self, key: PairKey) -> int:
+        """Transient failures of a pair in a row."""
+        return self._streaks.get(key, 0)
+
+    def bump_streak(self, key: PairKey) -> None:
+        """Count one more transient failure of a pair."""
+        self._streaks[key] = self._streaks.get(key, 0) + 1
+
+    def forget_streak(self, key: PairKey) -> None:
+        """A pair ended: forget its transient failures."""
+        self._streaks.pop(key, None)
+
+    # life cycle ------------------------------------------------------------------------------
+
+    def register(self, scorer: Any, **options: Any) -> RegisteredScorer:
+        """Add a scorer from Python (``Registry.register`` options); it starts with the next tick."""
+        item = self.registry.register(scorer, **options)
+        if item.filter is not None and self._prepared:
+            self._check_filter(item)
+        self._horizons[(item.id, item.version)] = self.now() - timedelta(
+            seconds=self.settings.lookback_seconds)
+        self._scan_mark = None
+        return item
+
+    async def prepare(self) -> None:
+        """Check filters against the ``traces`` view and work out each version's horizon."""
+        await asyncio.to_thread(self._prepare_sync)
+
+    def _prepare_sync(self) -> None:
+        for reg in self.registry.enabled():
+            self._check_filter(reg)
+        starts = {(r["scorer_id"], r["scorer_version"]): r["first_decided"]
+                  for r in self.store.read(VERSION_STARTS_SQL)}
+        lookback = timedelta(seconds=self.settings.lookback_seconds)
+        now = self.now()
+        for reg in self.registry.enabled():
+            first = starts.get((reg.id, reg.version))
+            self._horizons[(reg.id, reg.version)] = (first or now) - lookback
+        self._prepared = True
+
+    def _check_filter(self, reg: RegisteredScorer) -> None:
+        if reg.filter is None:
+            return
+        try:
+            self.store.read(filter_check_query(reg.filter))
+        except Exception as exc:
+            raise ConfigError(
+                f"scorer {reg.id!r}: key 'filter': {reg.filter!r} is not a valid SQL predicate "
+                f"over the traces view: {str(exc).splitlines()[0]}"
+            ) from None
+
+    async def start(self) -> None:
+        """Prepare, then run ``tick`` every ``interval_seconds`` (first tick at once)."""
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        await self.prepare()
+        self._ensure_loop_state()
+        scheduler = AsyncIOScheduler(timezone=UTC)
+        scheduler.add_job(self.tick, "interval", seconds=self.settings.interval_seconds,
+                          id="tracescore-live", max_instances=1, coalesce=True,
+                          next_run_time=datetime.now(UTC), misfire_grace_time=None)
+        scheduler.start()
+        self._job_scheduler = scheduler
+        names = ", ".join(f"{r.id}@{r.version[:8]}" for r in self.registry.enabled()) or "none"
+        logger.info("live scoring started (every %ss; scorers: %s)",
+                    self.settings.interval_seconds, names)
+
+    async def stop(self, *, timeout_s: float = 10.0) -> None:
+        """Stop the job and let runs in flight finish (cancelled after ``timeout_s``; a cancelled
+        pair stays pending and is scored after the next start)."""
+        if self._job_scheduler is not None:
+            self._job_scheduler.shutdown(wait=False)
+            self._job_scheduler = None
+        await self.drain(timeout_s=timeout_s)
+
+    async def drain(self, *, timeout_s: float | None = None) -> None:
+        """Wait for the runs in flight (cancel what is left after ``timeout_s``)."""
+        tasks = list(self._tasks)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def _ensure_loop_state(self) -> None:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._tick_lock = asyncio.Lock()
+
+    # the tick --------------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """One pass: budget, scan, expand ready traces, dispatch due decisions. Never raises."""
+        self._ensure_loop_state()
+        assert self._tick_lock is not None
+        if self._tick_lock.locked():
+            return
+        async with self._tick_lock:
+            try:
+                await self._tick()
+                self.stats.last_tick_error = None
+            except Exception as exc:  # noqa: BLE001 - the loop must go on
+                self.stats.tick_errors += 1
+                self.stats.last_tick_error = f"{type(exc).__name__}: {exc}"
+                logger.exception("live scoring tick failed; trying again at the next tick")
+            finally:
+                self.stats.ticks += 1
+                self.stats.last_tick_at = self.now()
+
+    async def _tick(self) -> None:
+        if not self._prepared:
+            await self.prepare()
+        enabled = self.registry.enabled()
+        if not enabled:
+            return
+        now = self.now()
+        if self.budget.active:
+            [row] = await self.read(*usage_query(now))
+            self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
+                                                 int(row["tokens_hour"])))
+        windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in enabled]
+        since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
+                 else min(w.horizon for w in windows))
+        rows = await self.read(*scan_query(since, windows))
+        if self._scan_mark is None:
+            self._open.clear()
+        self._open.merge(rows)
+        self._scan_mark = now
+        await self._expand_ready(enabled, now)
+        await self._dispatch(enabled, now)
+        await self._update_gauges(enabled, now)
+
+    def _horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
+        key = (reg.id, reg.version)
+        if key not in self._horizons:
+            self._horizons[key] = now - timedelta(seconds=self.settings.lookback_seconds)
+        return self._horizons[key]
+
+    async def _expand_ready(self, enabled: list[RegisteredScorer], now: datetime) -> None:
+        ready = self._open.ready(now)[: self.settings.batch_size]
+        if not ready:
+            return
+        await self.expand(ready, enabled, now=now)
+        self._open.drop(t.trace_id for t in ready)
+
+    async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
+                     now: datetime, write: bool = True,
+                     horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
+        """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
+        ids = [t.trace_id for t in traces]
+        decided = {(r["trace_id"], r["scorer_id"], r["scorer_version"])
+                   for r in await self.read(*decided_query(ids))}
+        matches: dict[str, set[str]] = {}
+        for reg in scorers:
+            if reg.filter is not None:
+                found = await self.read(*filter_query(reg.filter, ids))
+                matches[reg.id] = {r["trace_id"] for r in found}
+        out = classify(traces, scorers, decided=decided, matches=matches,
+                       horizons=self._horizons if horizons is None else horizons, now=now)
+        for trace_id in list(out.to_load):
+            trace = await asyncio.to_thread(expand, out, trace_id, self._load, now=now)
+            if trace is not None:
+                self._cache(trace_id, trace)
+        if write and out.decisions:
+            await self.write([], [], out.decisions)
+            for row in out.decisions:
+                self.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
+        return out
+
+    def _load(self, trace_id: str) -> Any:
+        from tracescore.traces import load_trace
+
+        return load_trace(self.store, trace_id)
+
+    def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
+        over = self.budget.exceeded()
+        out = []
+        for reg in enabled:
+            if reg.id in self.paused or self._cooldown.get(reg.id, now) > now:
+                continue
+            if over is not None and reg.uses_judge:
+                continue
+            out.append(reg)
+        return out
+
+    async def _dispatch(self, enabled: list[RegisteredScorer], now: datetime) -> None:
+        over = self.budget.exceeded()
+        if over is not None:
+            await self._mark_over_budget([r for r in enabled if r.uses_judge], over, now)
+        runnable = self._runnable(enabled, now)
+        capacity = self.settings.batch_size - len(self._inflight)
+        if not runnable or capacity <= 0:
+            return
+        by_version = {(r.id, r.version): r for r in runnable}
+        rows = await self.read(*due_query(list(by_version), now=now,
+                                          limit=capacity + len(self._inflight)))
+        for row in rows:
+            key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"])
+            if key in self._inflight or capacity <= 0:
+                continue
+            item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])
+            self.submit(item, by_version[(key.scorer_id, key.scorer_version)], source="live")
+            capacity -= 1
+
+    async def _mark_over_budget(self, judged: list[RegisteredScorer], reason: str,
+                                now: datetime) -> None:
+        if not judged:
+            return
+        pairs = [(r.id, r.version) for r in judged]
+
+        def mark(conn: Any) -> None:
+            values = ", ".join("(?, ?)" for _ in pairs)
+            conn.execute(
+                f"UPDATE scoring_decisions SET decision = 'over_budget', last_error = ?, "
+                f"updated_at = ? WHERE decision IN ('pending', 'retrying') "
+                f"AND (next_attempt_at IS NULL OR next_attempt_at <= ?) "
+                f"AND (scorer_id, scorer_version) IN (VALUES {values})",
+                [reason, now, now, *[x for p in pairs for x in p]],
+            )
+
+        await self.store.write(mark)
+
+    def submit(self, item: WorkItem, reg: RegisteredScorer, *, source: str) -> asyncio.Task[Any]:
+        """Start scoring one pair (waits for a concurrency slot)."""
+        self._ensure_loop_state()
+        self._inflight.add(item.key)
+        task = asyncio.get_running_loop().create_task(self._run(item, reg, source))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def is_inflight(self, key: PairKey) -> bool:
+        """True while a pair is being scored in this process."""
+        return key in self._inflight
+
+    async def _run(self, item: WorkItem, reg: RegisteredScorer, source: str) -> str | None:
+        assert self._sem is not None
+        try:
+            async with self._sem:
+                if reg.id in self.paused:
+                    return None
+                return await score_pair(self, item, reg, source=source)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - e.g. the store refused a write: retried next tick
+            logger.exception("scoring trace %s span %s with %s failed; it stays open",
+                             item.key.trace_id, item.key.span_id, reg.id)
+            return None
+        finally:
+            self._inflight.discard(item.key)
+
+    async def _update_gauges(self, enabled: list[RegisteredScorer], now: datetime) -> None:
+        [row] = await self.read(*open_stats_query([(r.id, r.version) for r in enabled]))
+        waiting = self._open.ready(now)
+        oldest = [t.ready_at(settle=self._open.settle, max_wait=self._open.max_wait)
+                  for t in waiting[:1]]
+        if row["oldest"] is not None:
+            oldest.append(row["oldest"])
+        self.stats.traces_waiting = len(waiting) + int(row["traces"] or 0)
+        self.stats.scoring_lag_seconds = (
+            max(0.0, (now - min(oldest)).total_seconds()) if oldest else 0.0)
+
+    # status ------------------------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        """Each registered scorer with its version, state and why it does not run, if so."""
+        now = self.now()
+        out = []
+        for reg in self.registry:
+            state = "running"
+            note = None
+            if not reg.enabled:
+                state, note = "disabled", reg.disabled_reason
+            elif reg.id in self.paused:
+                state, note = "paused", self.paused[reg.id]
+            elif self._cooldown.get(reg.id, now) > now:
+                state, note = "rate_limited", f"until {self._cooldown[reg.id].isoformat()}Z"
+            elif reg.uses_judge and (reason := self.budget.exceeded()):
+                state, note = "over_budget", reason
+            out.append({"id": reg.id, "version": reg.version, "use": reg.use,
+                        "target": reg.target, "sample_rate": reg.sample_rate,
+                        "filter": reg.filter, "uses_judge": reg.uses_judge,
+                        "state": state, "note": note})
+        return out
+

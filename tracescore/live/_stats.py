@@ -1,0 +1,38 @@
+"""Counters and gauges of the live scorer, read by ``GET /metrics`` and ``tracescore scorers``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class LiveStats:
+    """What the live scorer did since the process started (plain values; no Prometheus here)."""
+
+    scores_total: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(scorer id, status) → final score rows written."""
+    judge_tokens_total: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(scorer id, "input" | "output") → judge tokens spent, failed attempts included."""
+    judge_cost_usd_total: Counter[str] = field(default_factory=Counter)
+    """scorer id → judge cost in USD, failed attempts included."""
+    decisions_total: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(scorer id, decision) → decision rows written."""
+    traces_waiting: int = 0
+    """Ready traces with at least one scorer still to run."""
+    scoring_lag_seconds: float = 0.0
+    """Age of the oldest ready trace still waiting for a scorer."""
+    ticks: int = 0
+    tick_errors: int = 0
+    last_tick_at: datetime | None = None
+    last_tick_error: str | None = None
+
+    def record_spend(self, scorer_id: str, rows: list[dict[str, Any]]) -> None:
+        """Count the tokens and cost of judge execution rows."""
+        for row in rows:
+            self.judge_tokens_total[(scorer_id, "input")] += int(row.get("input_tokens") or 0)
+            self.judge_tokens_total[(scorer_id, "output")] += int(row.get("output_tokens") or 0)
+            if row.get("cost_amount") is not None:
+                self.judge_cost_usd_total[scorer_id] += float(row["cost_amount"])

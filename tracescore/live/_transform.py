@@ -1,0 +1,45 @@
+"""From a stored trace to what a scorer sees: target spans and the ``ScorerRun`` of each.
+
+Calls into ``tracescore.traces``: ``type="agent"`` scorers get the agent input and output
+messages, ``type="trajectory"`` scorers the hierarchical trajectory as output, any other scorer
+the target span's input and output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracescore.model import ScorerRun
+
+
+def target_span_ids(trace: Any, target: str) -> list[str]:
+    """The span ids a scorer with this ``target`` scores in the trace (in trace order).
+
+    ``trace``: the outermost agent run, else the root span (one id, or none for an empty trace).
+    A span kind: every span of that normalized kind.
+    """
+    from tracescore.traces import find_target_spans
+
+    found = find_target_spans(trace, target)
+    ids: list[str] = []
+    for item in found or ():
+        span_id = item if isinstance(item, str) else getattr(item, "span_id", None)
+        if span_id and span_id not in ids:
+            ids.append(span_id)
+    return ids
+
+
+def build_run(trace: Any, span_id: str, scorer_type: str | None) -> ScorerRun:
+    """The ``ScorerRun`` for one target span, shaped for the scorer's type."""
+    from tracescore.traces import trace_to_scorer_run
+
+    return trace_to_scorer_run(trace, span_id, scorer_type=scorer_type)
+
+
+def trace_project(trace: Any) -> str | None:
+    """The project of a trace (its first span's)."""
+    for span in getattr(trace, "spans", ()):
+        project = getattr(span, "project", None)
+        if project:
+            return str(project)
+    return None

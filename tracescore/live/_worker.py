@@ -1,0 +1,173 @@
+"""Scoring one (trace span, scorer) pair and writing what came of it.
+
+transform (in a worker thread) → ``Scorer.run`` (async; the judge goes through litellm's async
+client) → one store transaction with the ``scores`` row, the ``judge_executions`` rows and the
+``scoring_decisions`` row. A retried pair writes its judge executions and a ``retrying``
+decision; its single ``scores`` row is written when it ends, with the judge totals of every
+attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from ._registry import RegisteredScorer
+from ._rows import (
+    PairKey,
+    SpendTotals,
+    decision_row,
+    error_info,
+    execution_rows,
+    score_row,
+    short_error,
+)
+from ._transform import build_run, trace_project
+
+if TYPE_CHECKING:
+    from ._scheduler import LiveScheduler
+
+logger = logging.getLogger(__name__)
+
+PRIOR_SPEND_SQL = """
+SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
+       cost_amount
+FROM judge_executions WHERE score_id = ?
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """An open decision to act on."""
+
+    key: PairKey
+    decision: str = "pending"
+    attempts: int = 0
+    created_at: datetime | None = None
+    """When the decision row was first written (kept when it is replaced)."""
+
+
+async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
+                     source: str) -> str:
+    """Run one pair to its next decision and write it; returns the decision written."""
+    key = item.key
+    assert reg.scorer is not None
+    reason = live.budget.exceeded() if reg.uses_judge else None
+    if reason is not None:
+        row = decision_row(key, "over_budget", now=live.now(), attempts=item.attempts,
+                           last_error=reason, score_id=key.score_id,
+                           created_at=item.created_at)
+        await live.write([], [], [row])
+        return "over_budget"
+    try:
+        trace = await live.trace(key.trace_id)
+        run = await asyncio.to_thread(build_run, trace, key.span_id, reg.scorer.type)
+    except Exception as exc:  # noqa: BLE001 - an untransformable trace is this pair's end
+        logger.warning("scorer %s: trace %s span %s cannot be transformed: %s",
+                       reg.id, key.trace_id, key.span_id, short_error(exc))
+        row = decision_row(key, "failed", now=live.now(), attempts=item.attempts + 1,
+                           last_error=f"could not build the scorer input: {short_error(exc)}",
+                           created_at=item.created_at)
+        await live.write([], [], [row])
+        live.stats.decisions_total[(reg.id, "failed")] += 1
+        return "failed"
+
+    started = time.perf_counter()
+    result = None
+    failure: BaseException | None = None
+    try:
+        result = await reg.scorer.run(
+            run, run_id=key.score_id,
+            request_context={**(run.request_context or {}), "trace_id": key.trace_id,
+                             "span_id": key.span_id, "scorer_id": reg.id,
+                             "scorer_version": reg.version, "source": source})
+    except Exception as exc:  # noqa: BLE001 - failures are data (classified below)
+        failure = exc
+    duration_ms = (time.perf_counter() - started) * 1000.0
+    now = live.now()
+    snapshot = result if failure is None else getattr(failure, "result", None)
+    executions = execution_rows(snapshot, score_id=key.score_id, trace_id=key.trace_id,
+                                scorer_id=reg.id, now=now)
+    live.stats.record_spend(reg.id, executions)
+    spent = SpendTotals.of(executions)
+    live.budget.add(cost_usd=spent.cost, tokens=spent.total_tokens)
+
+    if failure is None:
+        assert result is not None
+        status = "not_scorable" if result.not_scorable is not None else "success"
+        decision = "not_scorable" if status == "not_scorable" else "scored"
+        attempts, last_error, error = item.attempts + 1, None, None
+        if result.not_scorable is not None:
+            last_error = f"not scorable at {result.not_scorable.step}: {result.not_scorable.reason}"
+    else:
+        from tracescore.scoring import classify_error, retry_after_s
+
+        kind = classify_error(failure)
+        verdict = live.policy.decide(
+            kind, attempts=item.attempts, transient_streak=live.streak(key),
+            retry_after_s=retry_after_s(failure))
+        if not verdict.final:
+            await _write_retry(live, item, reg, failure, verdict, executions, now)
+            return "retrying"
+        status, decision, attempts = "failed", "failed", verdict.attempts
+        last_error, error = short_error(failure), error_info(failure, kind=kind)
+        logger.warning("scorer %s failed on trace %s span %s after %d attempt(s): %s",
+                       reg.id, key.trace_id, key.span_id, attempts, last_error)
+
+    live.forget_streak(key)
+    prior = await live.prior_spend(key) if item.decision != "pending" or item.attempts else None
+    total = (prior or SpendTotals()) + spent
+    score = score_row(
+        key, project=trace_project(trace), scorer_name=reg.scorer.name, source=source,
+        status=status, result=snapshot, run_input=run.input, run_output=run.output,
+        error=error, spend=total, duration_ms=duration_ms, now=now,
+        metadata={"attempts": attempts, "target": reg.target})
+    row = decision_row(key, decision, now=now, attempts=attempts, last_error=last_error,
+                       score_id=key.score_id, created_at=item.created_at)
+    await live.write([score], executions, [row])
+    live.stats.scores_total[(reg.id, status)] += 1
+    live.stats.decisions_total[(reg.id, decision)] += 1
+    return decision
+
+
+async def _write_retry(
+    live: LiveScheduler,
+    item: WorkItem,
+    reg: RegisteredScorer,
+    failure: BaseException,
+    verdict: Any,
+    executions: list[dict[str, Any]],
+    now: datetime,
+) -> None:
+    key = item.key
+    message = short_error(failure)
+    next_at: datetime | None = now + timedelta(seconds=verdict.delay_s)
+    if verdict.pause_scorer:
+        next_at = None
+        live.pause(reg.id, f"authentication failed: {message}")
+        last_error = f"scorer paused (authentication failed): {message}"
+    elif verdict.kind in ("rate_limit", "transient"):
+        live.bump_streak(key)
+        if verdict.kind == "rate_limit":
+            live.cool_down(reg.id, until=next_at)
+        last_error = (f"{verdict.kind.replace('_', ' ')}: {message}; retrying in "
+                      f"{verdict.delay_s:.1f}s (no attempt spent)")
+    else:
+        last_error = (f"attempt {verdict.attempts} of {live.policy.max_attempts} failed: "
+                      f"{message}; retrying in {verdict.delay_s:.0f}s")
+    logger.info("scorer %s on trace %s span %s: %s", reg.id, key.trace_id, key.span_id,
+                last_error)
+    row = decision_row(key, "retrying", now=now, attempts=verdict.attempts,
+                       last_error=last_error, next_attempt_at=next_at, score_id=key.score_id,
+                       created_at=item.created_at)
+    await live.write([], executions, [row])
+    live.stats.decisions_total[(reg.id, "retrying")] += 1
+
+
+def prior_spend_query(key: PairKey) -> tuple[str, list[Any]]:
+    """The judge executions earlier attempts of this pair wrote."""
+    return PRIOR_SPEND_SQL, [key.score_id]
