@@ -58,7 +58,7 @@
   async function loadProjects() {
     const select = document.getElementById("project-select");
     try {
-      const rows = await TS.api.rows("SELECT DISTINCT project FROM spans WHERE project IS NOT NULL ORDER BY 1 LIMIT 200");
+      const rows = await TS.api.rows("SELECT DISTINCT project FROM spans WHERE parent_span_id IS NULL AND project IS NOT NULL ORDER BY 1 LIMIT 200");
       for (const r of rows) {
         select.appendChild(TS.h("option", { value: r.project }, r.project));
       }
@@ -84,7 +84,8 @@
       render();
     });
     document.getElementById("refresh-button").addEventListener("click", render);
-    document.getElementById("api-key-save").addEventListener("click", () => {
+    document.getElementById("auth-bar").addEventListener("submit", (ev) => {
+      ev.preventDefault();
       TS.api.setKey(document.getElementById("api-key-input").value.trim());
       document.getElementById("auth-bar").hidden = true;
       loadProjects();

@@ -32,7 +32,8 @@
     const mag = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((x) => raw <= x) || 10 * mag;
     const ticks = [];
-    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push(v);
+    const first = Math.floor(lo / step + 1e-9) * step;
+    for (let v = first; v < hi + step - step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
     return ticks;
   }
 
@@ -85,7 +86,8 @@
     const xTickCount = 5;
     for (let i = 0; i <= xTickCount; i++) {
       const v = x0 + ((x1 - x0) * i) / xTickCount;
-      svg.appendChild(s("text", { x: X(v), y: H - 8, class: "tick", "text-anchor": "middle" }, timeLabel(v, x1 - x0)));
+      const anchor = i === 0 ? "start" : i === xTickCount ? "end" : "middle";
+      svg.appendChild(s("text", { x: X(v), y: H - 8, class: "tick", "text-anchor": anchor }, timeLabel(v, x1 - x0)));
     }
     series.forEach((sr, i) => {
       const color = sr.color || PALETTE[i % PALETTE.length];
@@ -154,7 +156,7 @@
     const items = opts.bars || [];
     if (!items.length || items.every((b) => !b.value)) return empty(container, opts.emptyText);
     const fmt = opts.yFormat || TS.fmtNum;
-    const yHiRaw = Math.max(...items.map((b) => Number(b.value) || 0), 1);
+    const yHiRaw = Math.max(...items.map((b) => Number(b.value) || 0), 1e-9);
     const yTicks = niceTicks(0, yHiRaw, 4);
     const yHi = Math.max(yHiRaw, yTicks[yTicks.length - 1]);
     const pw = W - M.left - M.right;

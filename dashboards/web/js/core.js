@@ -197,6 +197,7 @@
   TS.fmtDuration = function fmtDuration(ms) {
     if (ms === null || ms === undefined || isNaN(ms)) return "—";
     ms = Number(ms);
+    if (ms === 0) return "0";
     if (ms < 1) return ms.toFixed(2) + " ms";
     if (ms < 1000) return Math.round(ms) + " ms";
     if (ms < 60e3) return (ms / 1000).toFixed(2) + " s";
@@ -218,7 +219,8 @@
     if (value === null || value === undefined) return "—";
     const n = Number(value);
     if (n === 0) return "$0";
-    if (Math.abs(n) < 0.01) return "$" + n.toPrecision(2);
+    if (Math.abs(n) < 0.01) return "$" + Number(n.toPrecision(2));
+    if (Math.abs(n) < 1) return "$" + Number(n.toFixed(4));
     return "$" + n.toFixed(2);
   };
 

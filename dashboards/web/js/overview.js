@@ -32,7 +32,7 @@
     const scoreWhere = "created_at >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", p2);
     const [traffic, scores, metrics] = await Promise.all([
       TS.api.rows(
-        "SELECT count(DISTINCT trace_id) AS traces, count(*) AS spans, " +
+        "SELECT count(*) FILTER (WHERE parent_span_id IS NULL) AS traces, count(*) AS spans, " +
         "count(DISTINCT trace_id) FILTER (WHERE status_code = 'ERROR') AS error_traces " +
         "FROM spans WHERE " + spanWhere, p1),
       TS.api.rows(
@@ -61,7 +61,8 @@
     const params = [TS.sinceParam()];
     const where = "start_time >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", params);
     const rows = await TS.api.rows(
-      "SELECT " + bucketExpr("start_time") + " AS t, count(DISTINCT trace_id) AS traces, count(*) AS spans " +
+      "SELECT " + bucketExpr("start_time") + " AS t, count(*) FILTER (WHERE parent_span_id IS NULL) AS traces, " +
+      "count(*) AS spans " +
       "FROM spans WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
     const bucketMs = TS.RANGES[TS.state.range].bucketMs;
     TS.chart.timeseries(tracesEl, { kind: "bars", bucketMs: bucketMs,
@@ -140,15 +141,12 @@
 
   async function lagChart(el) {
     const params = [TS.sinceParam()];
-    const where = "created_at >= CAST(? AS TIMESTAMP) AND source = 'live'" + TS.projectClause("project", params);
+    const where = "s.created_at >= CAST(? AS TIMESTAMP) AND s.source = 'live'" + TS.projectClause("s.project", params);
+    const lag = "epoch(s.created_at) - epoch(CAST(r.end_time AS TIMESTAMP))";
     const rows = await TS.api.rows(
-      "WITH s AS (SELECT trace_id, created_at FROM scores WHERE " + where + "), " +
-      "e AS (SELECT trace_id, max(end_time) AS end_time FROM spans " +
-      "WHERE trace_id IN (SELECT trace_id FROM s) GROUP BY 1) " +
-      "SELECT " + bucketExpr("s.created_at") + " AS t, " +
-      "avg(epoch(s.created_at) - epoch(CAST(e.end_time AS TIMESTAMP))) AS avg_s, " +
-      "max(epoch(s.created_at) - epoch(CAST(e.end_time AS TIMESTAMP))) AS max_s " +
-      "FROM s JOIN e USING (trace_id) GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
+      "SELECT " + bucketExpr("s.created_at") + " AS t, avg(" + lag + ") AS avg_s, max(" + lag + ") AS max_s " +
+      "FROM scores AS s JOIN spans AS r ON r.trace_id = s.trace_id AND r.parent_span_id IS NULL " +
+      "WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
     const fmt = (v) => TS.fmtDuration(v * 1000);
     TS.chart.timeseries(el, { yMin: 0, yFormat: fmt, emptyText: "No live scores in this range.", series: [
       { name: "average", points: rows.map((r) => [Number(r.t), Number(r.avg_s)]) },
@@ -174,7 +172,7 @@
       TS.panel("Failed and not-scorable runs (% of scorer runs)", ratesEl, tableEl),
       TS.panel("Judge tokens per day", tokensEl),
       TS.panel("Judge cost per day", costEl),
-      TS.panel("Time to score (trace end → live score written)", lagEl)));
+      TS.panel("Time to score (root span end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),
       trafficCharts(tracesEl, spansEl).catch((e) => TS.clear(tracesEl).appendChild(TS.errorBox(e))),

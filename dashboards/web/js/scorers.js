@@ -82,8 +82,10 @@
     for (let i = 0; i < 10; i++) {
       const a = lo + ((hi - lo) * i) / 10;
       const b = lo + ((hi - lo) * (i + 1)) / 10;
-      bars.push({ label: TS.fmtScore(Number(a.toFixed(3))), value: counts.get(i) || 0,
-        title: TS.fmtScore(Number(a.toFixed(3))) + "–" + TS.fmtScore(Number(b.toFixed(3))) + ": " + (counts.get(i) || 0) + " scores",
+      const fa = String(Number(a.toFixed(3)));
+      const fb = String(Number(b.toFixed(3)));
+      bars.push({ label: fa, value: counts.get(i) || 0,
+        title: fa + "–" + fb + ": " + (counts.get(i) || 0) + " scores",
         color: i >= 8 ? "#16a34a" : i >= 5 ? "#ca8a04" : "#dc2626" });
     }
     TS.chart.bars(el, { bars: bars });

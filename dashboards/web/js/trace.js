@@ -82,7 +82,9 @@
           err ? h("span", { class: "err-dot" }, "●") : null, s.name || "(unnamed)"),
         h("div", { class: "wf-track" },
           h("div", { class: "wf-bar" + (err ? " error" : ""), style: { left: Math.min(left, 99.7) + "%", width: Math.min(width, 100 - left) + "%" } }),
-          h("span", { class: "wf-dur", style: { left: Math.min(left + width, 88) + "%" } }, TS.fmtDuration(s.duration_ms))));
+          width > 20
+            ? h("span", { class: "wf-dur inside", style: { left: left + "%" } }, TS.fmtDuration(s.duration_ms))
+            : h("span", { class: "wf-dur", style: { left: Math.min(left + width, 88) + "%" } }, TS.fmtDuration(s.duration_ms))));
     });
     return h("div", { class: "waterfall" },
       h("div", { class: "wf-row wf-head" }, h("div", { class: "wf-name" }, "span"),

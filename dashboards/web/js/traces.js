@@ -146,7 +146,7 @@
     }
     const extra = await enrich(shown);
     listEl.appendChild(TS.table([
-      { label: "started", value: (r) => TS.fmtTime(Number(r.start_ms)) },
+      { label: "started", class: "nowrap", value: (r) => TS.fmtTime(Number(r.start_ms)) },
       { label: "name", value: (r) => h("a", { href: TS.traceLink(r.trace_id), class: "trace-name" }, r.name || "(unnamed)") },
       { label: "service", value: (r) => r.service_name || "—" },
       { label: "project", value: (r) => r.project || "—" },
