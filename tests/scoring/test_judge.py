@@ -281,3 +281,16 @@ async def test_input_and_output_processors(llm_server: ScriptedLLMServer) -> Non
     assert llm_server.requests[0]["messages"][-1] == {"role": "user", "content": "Be brief."}
     ex = _only(result.judge, "generate_score")
     assert ex.raw_output == 'Verdict >>> {"score": 0.6}'
+
+
+async def test_custom_score_schema_without_calculate_score_fails_clearly(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(content={"rating": 4}))
+    step = _score_step(output_schema={"type": "object", "required": ["rating"]})
+    with pytest.raises(ScorerRunError, match="calculate_score") as info:
+        await create_scorer("cs", judge=_judge(llm_server)).generate_score(step).run(
+            input="q", output="a")
+    # The judge call itself succeeded and is kept in the snapshot.
+    assert info.value.result is not None
+    assert info.value.result.judge["generate_score"].executions[0].status == "success"

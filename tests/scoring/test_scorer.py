@@ -307,3 +307,19 @@ async def test_results_are_ordinary_pydantic_models() -> None:
     assert ScorerRunResult.model_validate_json(result.model_dump_json()) == result
     assert result.model_copy(update={"score": 0.1}).score == 0.1
     assert result.model_dump(exclude_none=True)["request_context"] == {"k": 1}
+
+
+async def test_positional_input_is_refused_clearly() -> None:
+    scorer = create_scorer("pos").generate_score(lambda run: 1)
+    with pytest.raises(TypeError, match="as keywords"):
+        await scorer.run("question")  # type: ignore[arg-type]
+
+
+async def test_prepare_run_returning_a_partial_dict_keeps_typed_fields() -> None:
+    from tracescore.model import AgentInput, Message
+
+    agent_input = AgentInput(input_messages=[Message(role="user", content="hi")])
+    scorer = create_scorer("pd", prepare_run=lambda run: {"groundTruth": "gt"}).generate_score(
+        lambda run: 1)
+    result = await scorer.run(input=agent_input, output="o")
+    assert result.input is agent_input and result.ground_truth == "gt"

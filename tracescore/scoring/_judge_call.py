@@ -139,6 +139,7 @@ class _StepCall:
     def _kwargs(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> dict[str, Any]:
         judge = self.judge
         kwargs: dict[str, Any] = dict(judge.model_settings or {})
+        kwargs.pop("stream", None)  # a step needs the whole reply (and its usage)
         kwargs.update(model=judge.model, messages=messages, num_retries=0, max_retries=0)
         if judge.api_base:
             kwargs["api_base"] = judge.api_base

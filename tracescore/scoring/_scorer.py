@@ -296,7 +296,12 @@ class Scorer(Generic[InputT, OutputT]):
         if name == "generate_score":
             if spec.calculate_score is not None:
                 return await spec.calculate_score.call(run, results, output)
-            return output.get("score") if isinstance(output, dict) else output
+            if isinstance(output, dict) and "score" in output:
+                return output["score"]
+            raise TypeError(
+                "the judge's generate_score output has no 'score'; give the step a "
+                "calculate_score(run, results, output) that turns the output into a number"
+            )
         if name == "generate_reason" and isinstance(output, dict) and "reason" in output:
             return output["reason"]
         return output
@@ -410,12 +415,26 @@ def _make_run(
             "trace_id": None,
             "span_id": None,
         })
-    base = run if isinstance(run, ScorerRun) else ScorerRun.model_validate(run)
+    if isinstance(run, ScorerRun):
+        base = run
+    elif isinstance(run, Mapping):
+        base = ScorerRun.model_validate(run)
+    else:
+        raise TypeError(
+            "scorer.run() takes the run's fields as keywords (input=..., output=...) or a "
+            f"ScorerRun / dict as its only positional argument, got {type(run).__name__}"
+        )
     updates = {k: v for k, v in (("input", input), ("output", output), ("run_id", run_id),
                                  ("request_context", request_context),
                                  ("ground_truth", ground_truth),
                                  ("expected_trajectory", expected_trajectory)) if v is not None}
     return base.model_copy(update=updates) if updates else base
+
+
+_RUN_FIELDS: dict[str, str] = {
+    **{name: name for name in ScorerRun.model_fields},
+    **{f.alias: name for name, f in ScorerRun.model_fields.items() if f.alias},
+}
 
 
 def _coerce_prepared(prepared: Any, original: ScorerRun) -> ScorerRun:
@@ -424,8 +443,10 @@ def _coerce_prepared(prepared: Any, original: ScorerRun) -> ScorerRun:
     if isinstance(prepared, ScorerRun):
         return prepared
     if isinstance(prepared, Mapping):
-        return original.model_copy(update=ScorerRun.model_validate(
-            {**original.model_dump(exclude_unset=False), **prepared}).__dict__)
+        unknown = [k for k in prepared if k not in _RUN_FIELDS]
+        if unknown:
+            raise TypeError(f"prepare_run returned unknown ScorerRun fields {unknown}")
+        return original.model_copy(update={_RUN_FIELDS[k]: v for k, v in prepared.items()})
     raise TypeError(f"prepare_run must return a ScorerRun, a dict or None, got "
                     f"{type(prepared).__name__}")
 
