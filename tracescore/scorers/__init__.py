@@ -4,9 +4,11 @@ LLM judges (``create_faithfulness_scorer``, ``create_hallucination_scorer``,
 ``create_answer_relevancy_scorer``), code scorers over trajectories and tool calls, the
 ``checks`` namespace of 0/1 micro-scorers, and pure helpers that read tool calls and compare,
 budget and audit trajectories. Every factory returns a ``tracescore.scoring.Scorer``.
+Importing this room does not import litellm (the judge loads it on its first call).
 """
 
 from . import checks
+from ._answer_relevancy import create_answer_relevancy_scorer
 from ._checks_trajectory import (
     analyze_tool_failures,
     check_trajectory_blacklist,
@@ -20,6 +22,8 @@ from ._extract import (
     extract_trajectory,
     extract_workflow_trajectory,
 )
+from ._faithfulness import create_faithfulness_scorer
+from ._hallucination import create_hallucination_scorer
 from ._results import Record, round_score
 from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
 from ._trajectory_scorers import (
@@ -35,6 +39,9 @@ __all__ = [
     "check_trajectory_efficiency",
     "checks",
     "compare_trajectories",
+    "create_answer_relevancy_scorer",
+    "create_faithfulness_scorer",
+    "create_hallucination_scorer",
     "create_tool_call_accuracy_scorer_code",
     "create_trajectory_accuracy_scorer_code",
     "create_trajectory_scorer_code",
