@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import secrets
@@ -88,13 +89,15 @@ def open_decisions(store: Any) -> int:
                           "WHERE decision IN ('pending', 'retrying', 'over_budget')")[0]["n"])
 
 
-async def run_until_quiet(live: LiveScheduler, *, rounds: int = 40) -> int:
-    """Tick and wait for runs until a tick finds nothing waiting; returns the ticks used."""
+async def run_until_quiet(live: LiveScheduler, *, rounds: int = 40, pause_s: float = 0.0) -> int:
+    """Tick and wait for runs until a tick finds nothing waiting (sleeping ``pause_s`` between
+    ticks, for backoffs); returns the ticks used."""
     for used in range(1, rounds + 1):
         await live.tick()
         await live.drain()
         if live.stats.traces_waiting == 0 and open_decisions(live.store) == 0:
             return used
+        await asyncio.sleep(pause_s)
     raise AssertionError(f"still open after {rounds} ticks: {live.stats}")
 
 

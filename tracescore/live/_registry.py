@@ -199,15 +199,11 @@ def _require_scorer(obj: object, *, what: str) -> None:
 
 
 def uses_judge(scorer: Scorer) -> bool:
-    """True when the scorer or one of its steps has a judge or a prompt (spends judge tokens)."""
+    """True when the scorer has a judge or a prompt step (it spends judge tokens)."""
     if getattr(scorer, "judge", None) is not None:
         return True
-    for name in ("preprocess", "analyze", "generate_score", "generate_reason"):
-        step = getattr(scorer, f"_{name}", None) or getattr(scorer, f"{name}_step", None)
-        if step is not None and (getattr(step, "create_prompt", None) is not None
-                                 or getattr(step, "judge", None) is not None):
-            return True
-    return False
+    steps = getattr(scorer, "_steps", None) or {}
+    return any(getattr(spec, "kind", None) == "prompt" for spec in steps.values())
 
 
 def build_scorer(

@@ -1,0 +1,132 @@
+"""Judge scorers under live scoring: usage and cost on the score, retries, pauses, budgets."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from tracescore.live import RetryPolicy
+from tracescore.scoring import Judge, PromptStep, create_scorer
+from tracescore.testing import Reply, error
+
+from .conftest import fast_settings, open_decisions, run_until_quiet, scheduler
+
+
+def judge_scorer(url: str, id: str = "judged") -> Any:  # noqa: A002
+    judge = Judge(model="openai/gpt-4o-mini", instructions="You grade answers.", api_base=url)
+    return create_scorer(id, "judge test", type="agent", judge=judge).generate_score(
+        PromptStep("grade", lambda run, results: f"Grade: {run.output[-1].content}"))
+
+
+class Clock:
+    """A settable clock (naive UTC) for budget windows."""
+
+    def __init__(self, live: Any) -> None:
+        self.offset = timedelta(0)
+        self._real = live._clock
+        live._clock = self
+
+    def __call__(self) -> Any:
+        return self._real() + self.offset
+
+
+async def test_usage_and_cost_are_written_with_the_score(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    [trace_id] = add_traces(1)
+    llm_server.script(Reply(content={"score": 0.75}, prompt_tokens=120, completion_tokens=8))
+    live = scheduler(store, judge_scorer(llm_server.url))
+    await run_until_quiet(live)
+    [score] = store.read("SELECT * FROM scores")
+    assert (score["trace_id"], score["status"], score["score"]) == (trace_id, "success", 0.75)
+    assert (score["judge_input_tokens"], score["judge_output_tokens"],
+            score["judge_total_tokens"]) == (120, 8, 128)
+    assert score["judge_cost"] is not None and score["judge_cost"] > 0
+    assert "Right now it is cloudy in Paris" in score["generate_score_prompt"]
+    [execution] = store.read("SELECT * FROM judge_executions")
+    assert (execution["score_id"], execution["step"], execution["status"]) == (
+        score["score_id"], "generate_score", "success")
+    assert execution["judge_model_id"] == "gpt-4o-mini"
+    assert execution["cost_amount"] == score["judge_cost"]
+    assert live.stats.judge_tokens_total[("judged", "input")] == 120
+    assert "Paris" in llm_server.requests[0]["messages"][-1]["content"]
+
+
+async def test_rate_limit_then_server_errors_retry_without_spending_attempts(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    add_traces(1)
+    llm_server.script(error(429, "slow down", retry_after=0.2), error(500), error(503),
+                      Reply(content={"score": 1}, prompt_tokens=50, completion_tokens=5))
+    live = scheduler(store, judge_scorer(llm_server.url))
+    live.policy = RetryPolicy(max_attempts=3, retry_base_s=0, transient_base_s=0.05)
+    await run_until_quiet(live, pause_s=0.1)
+    [score] = store.read("SELECT status, score, judge_total_tokens, metadata FROM scores")
+    assert (score["status"], score["score"], score["judge_total_tokens"]) == ("success", 1.0, 55)
+    executions = store.read(
+        "SELECT status, error_code, attempt_count FROM judge_executions ORDER BY created_at")
+    assert [(e["status"], e["error_code"]) for e in executions] == [
+        ("failed", "429"), ("failed", "500"), ("failed", "503"), ("success", None)]
+    assert all(e["attempt_count"] == 1 for e in executions)
+    [decision] = store.read("SELECT decision, attempts FROM scoring_decisions")
+    assert (decision["decision"], decision["attempts"]) == ("scored", 1)
+    assert len(llm_server.requests) == 4
+
+
+async def test_bad_judge_output_spends_attempts(store: Any, add_traces: Any,
+                                                llm_server: Any) -> None:
+    add_traces(1)
+    llm_server.set_default(lambda body: Reply(content="no json here"))
+    live = scheduler(store, judge_scorer(llm_server.url))
+    await run_until_quiet(live)
+    [decision] = store.read("SELECT decision, attempts, last_error FROM scoring_decisions")
+    assert (decision["decision"], decision["attempts"]) == ("failed", 3)
+    [score] = store.read("SELECT status, judge_total_tokens, error FROM scores")
+    assert score["status"] == "failed" and '"permanent"' in score["error"]
+    count = store.read("SELECT count(*) AS n FROM judge_executions")[0]["n"]
+    assert count >= 3  # every attempt's judge work is kept
+    assert score["judge_total_tokens"] == 15 * len(llm_server.requests)
+
+
+async def test_authentication_error_pauses_the_scorer(store: Any, add_traces: Any,
+                                                      llm_server: Any) -> None:
+    add_traces(2)
+    llm_server.set_default(lambda body: error(401, "invalid api key"))
+    live = scheduler(store, judge_scorer(llm_server.url), settings=fast_settings(concurrency=1))
+    for _ in range(3):
+        await live.tick()
+        await live.drain()
+    assert len(llm_server.requests) == 1  # the second pair never reached the judge
+    [state] = live.status()
+    assert state["state"] == "paused" and "invalid api key" in state["note"]
+    assert open_decisions(store) == 2
+    assert store.read("SELECT count(*) AS n FROM scores")[0]["n"] == 0
+    llm_server.set_default(lambda body: Reply(content={"score": 0.5}))
+    assert live.resume("judged")
+    await run_until_quiet(live)
+    assert store.read("SELECT count(*) AS n FROM scores WHERE status = 'success'")[0]["n"] == 2
+
+
+async def test_budget_cap_stops_judge_calls_and_resumes(store: Any, add_traces: Any,
+                                                        llm_server: Any) -> None:
+    add_traces(4)
+    llm_server.set_default(lambda body: Reply(content={"score": 1}, prompt_tokens=10,
+                                              completion_tokens=5))
+    settings = fast_settings(concurrency=1, budget={"max_judge_tokens_per_hour": 20})
+    code = create_scorer("code", "no judge").generate_score(lambda run, r: 1.0)
+    live = scheduler(store, judge_scorer(llm_server.url), code, settings=settings)
+    clock = Clock(live)
+    for _ in range(3):
+        await live.tick()
+        await live.drain()
+    assert len(llm_server.requests) == 2  # 15 tokens, then 30: the cap of 20 is reached
+    waiting = store.read("SELECT decision, last_error FROM scoring_decisions "
+                         "WHERE scorer_id = 'judged' AND decision = 'over_budget'")
+    assert len(waiting) == 2 and "max_judge_tokens_per_hour" in waiting[0]["last_error"]
+    code_done = store.read("SELECT count(*) AS n FROM scores WHERE scorer_id = 'code'")
+    assert code_done[0]["n"] == 4  # code scorers do not wait for the judge budget
+    assert live.status()[0]["state"] == "over_budget"
+    clock.offset = timedelta(hours=1, minutes=1)  # the window moves past the spend
+    await run_until_quiet(live)
+    assert len(llm_server.requests) == 4
+    assert store.read("SELECT count(*) AS n FROM scores WHERE scorer_id = 'judged'")[0]["n"] == 4
