@@ -37,8 +37,11 @@ class ScoreSink:
 
     @property
     def trace_store(self) -> Any:
-        """What ``load_trace`` reads from: the open ``Store``, or the server URL."""
-        return self._store if self._store is not None else self._url
+        """What ``load_trace`` reads from: the open ``Store``, or the server's SQL endpoint."""
+        if self._store is not None:
+            return self._store if callable(getattr(self._store, "fetch_trace_rows", None)) \
+                else None
+        return HttpTraceRows(self._url) if self._url else None
 
     async def open(self) -> None:
         """Open the database (or the HTTP client) before the first item runs."""
@@ -87,6 +90,41 @@ class ScoreSink:
             await self._client.aclose()
         if self._owns_store and self._store is not None:
             self._store.close()
+
+
+_HEX = frozenset("0123456789abcdef")
+_SPAN_ROWS_SQL = (
+    "SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind, "
+    "epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms, "
+    "status_code, status_message, attributes, resource_attributes, events, links, scope_name, "
+    "scope_version FROM spans WHERE trace_id = '{trace_id}' ORDER BY start_time, span_id"
+)
+
+
+class HttpTraceRows:
+    """Span rows of a trace read from a running server through ``POST /api/sql``.
+
+    ``blocking`` tells the caller to run ``load_trace`` on it in a worker thread.
+    """
+
+    blocking = True
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+
+    def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]:
+        """The trace's span rows (JSON columns as text; ``load_trace`` parses them)."""
+        import httpx
+
+        trace_id = trace_id.lower()
+        if len(trace_id) != 32 or not set(trace_id) <= _HEX:
+            return []
+        response = httpx.post(f"{self._url}/api/sql",
+                              json={"sql": _SPAN_ROWS_SQL.format(trace_id=trace_id)},
+                              timeout=30.0)
+        response.raise_for_status()
+        body = response.json()
+        return [dict(zip(body["columns"], row, strict=False)) for row in body["rows"]]
 
 
 def rows_for_item(

@@ -3,7 +3,7 @@ tracescore store, else from the agent's messages or the workflow's step results.
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 import logging
 from typing import Any
 
@@ -30,19 +30,18 @@ def trajectory_from_workflow(result: WorkflowRunResult) -> Trajectory:
 
 async def trajectory_from_trace(store: Any, trace_id: str) -> Trajectory | None:
     """The hierarchical trajectory of a stored trace; None when the trace is not (yet) there."""
+    from tracescore.traces import TraceNotFound, extract_trajectory_from_trace, load_trace
+
     try:
-        from tracescore.traces import extract_trajectory_from_trace, load_trace
-    except ImportError:
-        return None
-    try:
-        trace = load_trace(store, trace_id)
-        if inspect.isawaitable(trace):
-            trace = await trace
-    except Exception as exc:  # a missing or unreadable trace: fall back to the target's output
-        logger.warning("could not load trace %s (%s); using the target's own output", trace_id, exc)
-        return None
-    if trace is None or not getattr(trace, "spans", True):
+        if getattr(store, "blocking", False):
+            trace = await asyncio.to_thread(load_trace, store, trace_id)
+        else:
+            trace = load_trace(store, trace_id)
+    except TraceNotFound:
         logger.debug("trace %s is not in the store; using the target's own output", trace_id)
+        return None
+    except Exception as exc:  # an unreadable trace: fall back to the target's output
+        logger.warning("could not load trace %s (%s); using the target's own output", trace_id, exc)
         return None
     return extract_trajectory_from_trace(trace)
 
