@@ -50,7 +50,8 @@ def test_mixed_answer_scores_supported_share(llm_server: Any) -> None:
                                                                              "yes"]
     assert result.reason is not None and result.reason.startswith("The score is 0.5")
     assert ANSWER in (result.preprocess_prompt or "")
-    assert CONTEXT[1] in (result.analyze_prompt or "") and CLAIMS[2] in (result.analyze_prompt or "")
+    analyze_prompt = result.analyze_prompt or ""
+    assert CONTEXT[1] in analyze_prompt and CLAIMS[2] in analyze_prompt
     assert "0.5" in (result.generate_reason_prompt or "")
     assert set(result.judge) == {"preprocess", "analyze", "generate_reason"}
     assert result.judge_usage().input_tokens == 410
@@ -76,7 +77,7 @@ def test_verdict_words(llm_server: Any, words: list[str], expected: float) -> No
 
 
 def test_zero_claims_score_zero(llm_server: Any) -> None:
-    llm_server.script({"claims": []}, {"verdicts": []}, "The score is 0 because there are no claims.")
+    llm_server.script({"claims": []}, {"verdicts": []}, "The score is 0: there are no claims.")
     scorer = create_faithfulness_scorer(judge(llm_server), context=CONTEXT)
     result = scorer.run_sync(input="q", output={"text": ""})
     assert result.score == 0

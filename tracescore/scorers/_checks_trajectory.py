@@ -111,7 +111,8 @@ def check_trajectory_efficiency(
                 cur.step_type in TOOL_STEP_TYPES
                 and prev.step_type == cur.step_type
                 and prev.name == cur.name
-                and _plain(prev.tool_args) == _plain(cur.tool_args)
+                and _plain(getattr(prev, "tool_args", None))
+                == _plain(getattr(cur, "tool_args", None))
             ):
                 redundant.append(Record(name=cur.name, index=i))
 
@@ -217,11 +218,11 @@ def analyze_tool_failures(trajectory: Any, max_retries_per_tool: int = 2) -> Rec
         j = i + 1
         retries = 0
         while j < len(tool_steps) and tool_steps[j].name == tool_steps[i].name:
-            if tool_steps[j - 1].success is False:
+            if getattr(tool_steps[j - 1], "success", None) is False:
                 retries += 1
             j += 1
         if retries:
-            succeeded = tool_steps[j - 1].success is not False
+            succeeded = getattr(tool_steps[j - 1], "success", None) is not False
             fallback = tool_steps[j] if j < len(tool_steps) and not succeeded else None
             patterns.append(
                 Record(

@@ -139,7 +139,8 @@ def normalize_expected(expected: Any, compare_step_data: bool | None = None) -> 
             elif isinstance(item, BaseModel) and hasattr(item, "step_type"):
                 out.append(_from_trajectory_step(item, compare_step_data))
             elif isinstance(item, Mapping):
-                out.append(_from_expected_step(ExpectedStep.model_validate(item), compare_step_data))
+                step = ExpectedStep.model_validate(item)
+                out.append(_from_expected_step(step, compare_step_data))
             elif isinstance(item, str):
                 out.append(Expect(item))
             else:

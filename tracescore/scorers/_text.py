@@ -48,7 +48,7 @@ def tool_errors(output: Any) -> tuple[list[str], int]:
     """(names of the failed calls, number of calls), for agent messages or a trajectory."""
     trajectory = _trajectory_of(output)
     if trajectory is not None:
-        tools = [s for s in trajectory.steps if s.step_type in TOOL_STEP_TYPES]
+        tools: list[Any] = [s for s in trajectory.steps if s.step_type in TOOL_STEP_TYPES]
         failed = [s.name for s in tools if s.success is False or (
             isinstance(s.tool_result, Mapping) and bool(s.tool_result.get("error")))]
         return failed, len(tools)

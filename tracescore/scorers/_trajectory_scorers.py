@@ -66,7 +66,7 @@ def as_expectation(value: Any) -> TrajectoryExpectation | None:
     if isinstance(value, TrajectoryExpectation):
         return value
     if isinstance(value, Trajectory):
-        steps = [ExpectedStep(name=e.name, step_type=e.step_type, **e.fields)  # type: ignore[arg-type]
+        steps = [ExpectedStep.model_validate({"name": e.name, "step_type": e.step_type, **e.fields})
                  for e in normalize_expected(value)]
         return TrajectoryExpectation(steps=steps)
     if isinstance(value, Mapping):
