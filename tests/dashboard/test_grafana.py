@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from promql_names import (
+from .promql_names import (
     dashboard_queries,
     exported_metric_names,
     load_dashboard,

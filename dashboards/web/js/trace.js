@@ -168,18 +168,30 @@
   }
 
   // ---- scorer input and steps ----------------------------------------------------------------
-  function trajectoryView(steps) {
+  function trajectoryView(steps, nested) {
     if (!steps || !steps.length) return h("p", { class: "muted" }, "no steps");
-    return h("ul", { class: "tree" }, steps.map((st) => {
-      const facts = [st.model_id, st.agent_id, st.workflow_id, st.status, TS.fmtDuration(st.duration_ms),
+    return h("ul", { class: "tree" + (nested ? "" : " tree-root") }, steps.map((st) => {
+      const facts = [st.model_id, st.agent_id, st.workflow_id].filter((x) => x !== st.name).concat([st.status, TS.fmtDuration(st.duration_ms),
         st.prompt_tokens !== undefined && st.prompt_tokens !== null ? st.prompt_tokens + "/" + st.completion_tokens + " tokens" : null,
-        st.success === false ? "failed" : null].filter((x) => x && x !== "—");
-      const io = st.tool_args !== undefined && st.tool_args !== null ? TS.details("args / result",
-        h("div", { class: "tool-io" }, TS.jsonView(st.tool_args), TS.jsonView(st.tool_result))) : null;
-      return h("li", {}, h("div", { class: "tree-node" }, TS.kindBadge(st.step_type), " ", h("strong", {}, st.name),
-        facts.length ? h("span", { class: "muted" }, " · " + facts.join(" · ")) : null), io,
-        st.children && st.children.length ? trajectoryView(st.children) : null);
+        st.success === false ? "failed" : null]).filter((x) => x && x !== "—");
+      const head = h("span", { class: "tree-node" }, TS.kindBadge(st.step_type), " ", h("strong", { class: "step-name" }, st.name),
+        facts.length ? h("span", { class: "muted" }, " · " + facts.join(" · ")) : null);
+      const hasIo = (st.tool_args !== undefined && st.tool_args !== null) || (st.tool_result !== undefined && st.tool_result !== null);
+      return h("li", { dataset: { stepType: st.step_type } },
+        hasIo ? h("details", { class: "step" }, h("summary", {}, head), h("div", { class: "step-body tool-io" },
+          h("div", {}, h("div", { class: "label" }, "tool args"), TS.jsonView(st.tool_args === undefined ? null : st.tool_args)),
+          h("div", {}, h("div", { class: "label" }, "tool result"), TS.jsonView(st.tool_result === undefined ? null : st.tool_result))))
+          : h("div", { class: "step" }, head),
+        st.children && st.children.length ? trajectoryView(st.children, true) : null);
     }));
+  }
+
+  function looksLikeMessages(v) {
+    return Array.isArray(v) && v.length > 0 && v.every((m) => m && typeof m === "object" && typeof m.role === "string");
+  }
+
+  function ioView(v) {
+    return looksLikeMessages(v) ? TS.messagesView(v) : TS.jsonView(v === undefined ? null : v);
   }
 
   function scorerInputView(data, spanId, clearTarget) {
@@ -187,7 +199,7 @@
     const agent = data.kind === "agent";
     return h("div", { class: "scorer-input", id: "scorer-input" },
       h("p", {}, "What a scorer of kind ", h("strong", {}, data.kind || "?"), " receives for span ",
-        h("span", { class: "mono" }, data.span_id || "—"), spanId ? " (the span you selected). " : " (the default target: the outermost agent run, else the root span). ",
+        h("span", { class: "mono" }, data.span_id || "—"), spanId ? " (the span you selected). " : " (the default target: the outermost agent or workflow run, else the root span). ",
         spanId ? h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); clearTarget(); } }, "Back to the default target.") : null),
       agent ? h("div", { class: "io-grid" },
         h("div", {}, h("h4", {}, "Input messages"), TS.messagesView(input.input_messages),
@@ -196,25 +208,47 @@
           input.tagged_system_messages && Object.keys(input.tagged_system_messages).length
             ? h("div", {}, h("h4", {}, "Tagged system messages"), TS.jsonView(input.tagged_system_messages)) : null),
         h("div", {}, h("h4", {}, "Output"), TS.messagesView(data.output)))
-        : h("div", { class: "io-grid" }, h("div", {}, h("h4", {}, "Input"), TS.jsonView(data.input)),
-          h("div", {}, h("h4", {}, "Output"), TS.jsonView(data.output))),
+        : h("div", { class: "io-grid" }, h("div", {}, h("h4", {}, "Input"), ioView(data.input)),
+          h("div", {}, h("h4", {}, "Output"), ioView(data.output))),
       h("h4", {}, "Trajectory"), trajectoryView(data.trajectory && data.trajectory.steps),
       TS.details("Raw JSON", TS.jsonView(data, { tall: true })));
   }
 
-  function stepTreeView(nodes) {
+  const STEP_HEAD = new Set(["kind", "name", "children", "span_id", "model", "status", "error", "usage", "duration_ms",
+    "tool_args", "tool_result", "input_messages", "output_messages", "input", "output"]);
+
+  function stepTreeView(nodes, nested) {
     if (!nodes || !nodes.length) return h("p", { class: "muted" }, "no steps");
-    const shown = new Set(["kind", "step_type", "name", "children", "steps", "span_id", "model", "status", "error", "usage"]);
-    return h("ul", { class: "tree" }, nodes.map((n) => {
+    return h("ul", { class: "tree" + (nested ? "" : " tree-root") }, nodes.map((n) => {
       const rest = {};
-      for (const [k, v] of Object.entries(n)) if (!shown.has(k) && v !== null && v !== undefined) rest[k] = v;
+      for (const [k, v] of Object.entries(n)) if (!STEP_HEAD.has(k) && v !== null && v !== undefined) rest[k] = v;
       const usage = n.usage && typeof n.usage === "object"
-        ? Object.entries(n.usage).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => k + " " + v).join(", ") : null;
-      return h("li", {}, h("div", { class: "tree-node" }, TS.kindBadge(n.kind || n.step_type), " ", h("strong", {}, n.name || "(unnamed)"),
-        h("span", { class: "muted" }, [n.model ? " · " + n.model : "", usage ? " · " + usage : "", n.status ? " · " + n.status : ""].join(""))),
+        ? Object.entries(n.usage).filter(([, v]) => v).map(([k, v]) => v + " " + k.replace(/_tokens$/, "").replace("_", " ")).join(", ") : null;
+      const facts = [n.model !== n.name ? n.model : null, usage ? usage + " tokens" : null, n.status && n.status !== "unset" ? n.status : null,
+        n.duration_ms !== null && n.duration_ms !== undefined ? TS.fmtDuration(n.duration_ms) : null].filter(Boolean);
+      const hasMessages = (n.input_messages && n.input_messages.length) || (n.output_messages && n.output_messages.length);
+      const sections = [];
+      if (n.tool_args !== undefined || n.tool_result !== undefined) {
+        sections.push(h("div", { class: "tool-io" },
+          h("div", {}, h("div", { class: "label" }, "tool args"), TS.jsonView(n.tool_args === undefined ? null : n.tool_args)),
+          h("div", {}, h("div", { class: "label" }, "tool result"), TS.jsonView(n.tool_result === undefined ? null : n.tool_result))));
+      }
+      if (hasMessages) {
+        sections.push(h("div", { class: "io-grid" },
+          h("div", {}, h("div", { class: "label" }, "input messages"), TS.messagesView(n.input_messages)),
+          h("div", {}, h("div", { class: "label" }, "output messages"), TS.messagesView(n.output_messages))));
+      } else if (n.input !== undefined || n.output !== undefined) {
+        sections.push(h("div", { class: "io-grid" },
+          h("div", {}, h("div", { class: "label" }, "input"), ioView(n.input)),
+          h("div", {}, h("div", { class: "label" }, "output"), ioView(n.output))));
+      }
+      if (Object.keys(rest).length) sections.push(h("div", {}, h("div", { class: "label" }, "other fields"), TS.jsonView(rest)));
+      const head = h("span", { class: "tree-node" }, TS.kindBadge(n.kind || n.step_type), " ", h("strong", { class: "step-name" }, n.name || "(unnamed)"),
+        facts.length ? h("span", { class: "muted" }, " · " + facts.join(" · ")) : null);
+      return h("li", { dataset: { kind: n.kind || "" } },
+        sections.length ? h("details", { class: "step" }, h("summary", {}, head), h("div", { class: "step-body" }, sections)) : h("div", { class: "step" }, head),
         n.error ? h("div", { class: "error-box" }, typeof n.error === "string" ? n.error : JSON.stringify(n.error)) : null,
-        Object.keys(rest).length ? TS.details("details", TS.jsonView(rest)) : null,
-        stepTreeView(n.children || n.steps));
+        n.children && n.children.length ? stepTreeView(n.children, true) : null);
     }));
   }
 

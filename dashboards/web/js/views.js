@@ -81,8 +81,8 @@
     if (typeof m === "string") return m;
     if (typeof m.content === "string") return m.content;
     if (Array.isArray(m.parts)) {
-      return m.parts.filter((p) => p && (p.type === "text" || typeof p.text === "string"))
-        .map((p) => p.text || p.content || "").join("\n");
+      return m.parts.filter((p) => typeof p === "string" || (p && (p.type === "text" || typeof p.text === "string")))
+        .map((p) => (typeof p === "string" ? p : p.text || p.content || "")).join("\n");
     }
     if (m.content !== undefined) return JSON.stringify(m.content, null, 2);
     return JSON.stringify(m, null, 2);
@@ -105,7 +105,13 @@
     if (!list.length) return h("p", { class: "muted" }, "none");
     return h("div", { class: "messages" }, list.map((m) => {
       const role = (m && m.role) || "message";
-      const tools = (m && (m.tool_invocations || m.toolInvocations)) || [];
+      let tools = (m && (m.tool_invocations || m.toolInvocations)) || [];
+      if (!tools.length && m && Array.isArray(m.parts)) {
+        // Step-tree messages: tool calls and results are typed parts.
+        tools = m.parts.filter((p) => p && (p.type === "tool_call" || p.type === "tool_result")).map((p) => ({
+          tool_call_id: p.id, tool_name: p.name, args: p.args, result: p.result,
+          state: p.type === "tool_call" ? "call" : p.is_error ? "output-error" : "result" }));
+      }
       const text = messageText(m);
       return h("div", { class: "message role-" + role },
         h("div", { class: "role" }, role),

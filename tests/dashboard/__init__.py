@@ -1,0 +1,1 @@
+"""Tests of the web dashboard, its JSON routes and the Grafana dashboard."""
