@@ -46,7 +46,6 @@ def _agent(text: Any) -> str:
         ([{"input": "a"}], {"scorers": [{"scorer": F, "threshold": "high"}]},
          r"must be a number between 0 and 1"),
         ([{"input": "a"}], {"scorers": ["not a scorer"]}, r"scorers\[0\]: expected a scorer"),
-        ([{"input": "a"}], {"scorers": [F, fixed("f", 0.5)]}, r"two scorers share the id 'f'"),
         ([{"input": "a"}], {"gates": [{"scorer": F, "threshold": 0.5}]},
          r"gates take no threshold"),
         ([{"input": "a"}], {"scorers": WorkflowScorerConfig(workflow=[F])},
@@ -84,3 +83,11 @@ async def test_target_that_is_neither_agent_nor_workflow_is_refused() -> None:
 async def test_per_turn_assertions_alone_are_enough() -> None:
     result = await run_evals(lambda text: text, [{"turns": [{"input": "a", "gates": [F]}]}])
     assert result.turn_results is not None and result.verdict == "passed"
+
+
+async def test_scorers_sharing_an_id_are_both_kept() -> None:
+    result = await run_evals(lambda text: text, [{"input": "a"}],
+                             scorers=[F, fixed("f", 0.5)], gates=[F, fixed("f", 0.0)])
+    assert result.scores == {"f": 1.0, "f#2": 0.5}
+    assert result.gate_results is not None
+    assert [(g.id, g.passed) for g in result.gate_results] == [("f", True), ("f#2", False)]

@@ -8,9 +8,10 @@ item, key or scorer and the fix.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -24,6 +25,7 @@ Group = tuple[str, ...]
 """Where a scorer's results nest in ``scores``: () flat, ("agent",), ("steps", step_id), …"""
 
 _EPSILON = 1e-9
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,14 +203,19 @@ def _assertions(
                    trajectory_group=trajectory_group)
         for i, e in enumerate(entries)
     )
-    seen: set[str] = set()
+    # Two scorers with one id (two checks.includes(...), say) are both kept: the later ones
+    # are keyed "<id>#2", "<id>#3", … so neither result hides the other.
+    seen: dict[str, int] = {}
+    renamed = []
     for a in out:
-        if a.id in seen:
-            raise EvalValidationError(
-                f"{where}: two scorers share the id {a.id!r}; results are keyed by id, so give "
-                "each scorer a distinct id"
-            )
-        seen.add(a.id)
+        seen[a.id] = seen.get(a.id, 0) + 1
+        if seen[a.id] > 1:
+            key = f"{a.id}#{seen[a.id]}"
+            logger.warning("%s: two scorers share the id %r; the later one is reported as %r "
+                           "(give it its own id to choose the name)", where, a.id, key)
+            a = replace(a, id=key)
+        renamed.append(a)
+    out = tuple(renamed)
     return out
 
 

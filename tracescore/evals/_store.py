@@ -178,6 +178,8 @@ def _rows(
         "role": "gate" if run.assertion.is_gate else "scorer",
         "target": target,
     }
+    if run.assertion.id != getattr(scorer, "id", run.assertion.id):
+        metadata["key"] = run.assertion.id
     if result is not None and result.not_scorable is not None:
         metadata["not_scorable"] = _json(result.not_scorable)
     row: dict[str, Any] = {
@@ -185,7 +187,7 @@ def _rows(
         "trace_id": run.trace_id,
         "span_id": run.span_id,
         "project": None,
-        "scorer_id": run.assertion.id,
+        "scorer_id": getattr(scorer, "id", None) or run.assertion.id,
         "scorer_name": getattr(scorer, "name", None) or run.assertion.id,
         "scorer_version": getattr(scorer, "version", None),
         "source": "eval",
@@ -214,6 +216,7 @@ def _rows(
         "judge_cached_input_tokens": usage.cached_input_tokens if usage else None,
         "judge_cost": result.judge_cost() if result is not None else None,
     }
+    row_scorer_id = row["scorer_id"]
     judge_rows: list[dict[str, Any]] = []
     if result is not None:
         for step, step_judge in result.judge.items():
@@ -223,7 +226,7 @@ def _rows(
                     "execution_id": str(uuid.uuid4()),
                     "score_id": score_id,
                     "trace_id": run.trace_id,
-                    "scorer_id": run.assertion.id,
+                    "scorer_id": row_scorer_id,
                     "step": step,
                     "status": ex.status,
                     "prompt": ex.prompt,
