@@ -15,7 +15,13 @@ from ._config import (
     parse_live_settings,
     parse_scorer_entries,
 )
-from ._defaults import tool_failures_scorer, trajectory_efficiency_scorer
+from ._defaults import (
+    answer_relevancy_scorer,
+    faithfulness_scorer,
+    hallucination_scorer,
+    tool_failures_scorer,
+    trajectory_efficiency_scorer,
+)
 from ._errors import ConfigError
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
@@ -23,6 +29,7 @@ from ._rows import PairKey, score_id_for
 from ._sampling import is_sampled, sample_fraction
 from ._scheduler import LiveScheduler
 from ._selection import INTERNAL_MARKER
+from ._setup import check_filters, load_live_config
 from ._stats import LiveStats
 
 __all__ = [
@@ -41,8 +48,13 @@ __all__ = [
     "RetryDecision",
     "RetryPolicy",
     "ScorerEntry",
+    "answer_relevancy_scorer",
     "build_scorer",
+    "check_filters",
+    "faithfulness_scorer",
+    "hallucination_scorer",
     "is_sampled",
+    "load_live_config",
     "over_budget_reason",
     "parse_live_settings",
     "parse_scorer_entries",

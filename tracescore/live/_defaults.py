@@ -84,3 +84,56 @@ def trajectory_efficiency_scorer(
         .generate_score(lambda run, results: results.preprocess_step_result["score"])
         .generate_reason(reason)
     )
+
+
+def _judge_of(model: str, api_base: str | None) -> Any:
+    from tracescore.scoring import Judge
+
+    return Judge(model=model, api_base=api_base) if api_base else model
+
+
+def _tool_results(run: Any, *_: Any) -> list[str]:
+    """The agent's tool results as context pieces (``tool_name: result``)."""
+    import json
+
+    from tracescore.scorers import extract_tool_results
+
+    pieces = []
+    for item in extract_tool_results(run.output):
+        result = item["result"]
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
+                                                                 default=str)
+        pieces.append(f"{item['tool_name']}: {text}")
+    return pieces
+
+
+def answer_relevancy_scorer(
+    *, model: str, api_base: str | None = None, **options: Any
+) -> Scorer[Any, Any]:
+    """``create_answer_relevancy_scorer`` judged by ``model`` (options: uncertainty_weight,
+    scale)."""
+    from tracescore.scorers import create_answer_relevancy_scorer
+
+    return create_answer_relevancy_scorer(_judge_of(model, api_base), options=options)
+
+
+def faithfulness_scorer(
+    *, model: str, api_base: str | None = None, **options: Any
+) -> Scorer[Any, Any]:
+    """``create_faithfulness_scorer`` judged by ``model``; the context is the agent's tool
+    results (options: scale, context)."""
+    from tracescore.scorers import create_faithfulness_scorer
+
+    return create_faithfulness_scorer(_judge_of(model, api_base), options=options)
+
+
+def hallucination_scorer(
+    *, model: str, api_base: str | None = None, **options: Any
+) -> Scorer[Any, Any]:
+    """``create_hallucination_scorer`` judged by ``model``, with the agent's tool results as
+    the context (options: scale, context)."""
+    from tracescore.scorers import create_hallucination_scorer
+
+    if "context" not in options:
+        options.setdefault("get_context", _tool_results)
+    return create_hallucination_scorer(_judge_of(model, api_base), options=options)
