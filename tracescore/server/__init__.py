@@ -1,0 +1,43 @@
+"""The tracescore server: settings, the FastAPI app (OTLP/HTTP, JSON API), OTLP/gRPC, ``serve``.
+
+``load_settings(...)`` resolves flags > TRACESCORE_* env > config file > embedded default;
+``create_app(settings)`` builds the app whose lifespan runs the store, gRPC and hooks;
+``serve(settings)`` runs it with uvicorn.
+"""
+
+from ._api import EXPORT_TIME_COLUMNS, span_tree
+from ._app import DEFAULT_HOOKS, DEFAULT_MOUNTS, LifespanHook, create_app, open_store
+from ._errors import ConfigError
+from ._handlers import error_body
+from ._ingest_stats import IngestStats
+from ._serve import serve
+from ._settings import (
+    SERVER_KEYS,
+    Settings,
+    check_bind,
+    default_config_path,
+    load_settings,
+    read_config,
+)
+from ._timeparse import parse_since
+
+__all__ = [
+    "DEFAULT_HOOKS",
+    "DEFAULT_MOUNTS",
+    "EXPORT_TIME_COLUMNS",
+    "SERVER_KEYS",
+    "ConfigError",
+    "IngestStats",
+    "LifespanHook",
+    "Settings",
+    "check_bind",
+    "create_app",
+    "default_config_path",
+    "error_body",
+    "load_settings",
+    "open_store",
+    "parse_since",
+    "read_config",
+    "serve",
+    "span_tree",
+]

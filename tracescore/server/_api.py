@@ -1,0 +1,208 @@
+"""The JSON API: /api/sql, /api/traces, /api/traces/{trace_id}, /api/scores, /api/export, /healthz.
+
+Views only call the store (``request.app.state.store``); errors are raised as exceptions and
+turned into the one error shape by ``_errors_http``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, Field
+from starlette.background import BackgroundTask
+from starlette.responses import FileResponse
+
+from ._timeparse import parse_since
+
+router = APIRouter()
+
+_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
+
+EXPORT_TIME_COLUMNS = {
+    "spans": "start_time",
+    "logs": "log_time",
+    "traces": "start_time",
+    "scores": "created_at",
+    "judge_executions": "created_at",
+    "scoring_decisions": "updated_at",
+}
+"""Tables ``/api/export`` and ``tracescore export`` accept, with the column ``since`` filters."""
+
+
+class SqlRequest(BaseModel):
+    """Body of POST /api/sql."""
+
+    sql: str = Field(description="One read statement (SELECT, WITH, FROM, DESCRIBE, SHOW).")
+    params: list[Any] | dict[str, Any] | None = Field(
+        None, description="Values for ? (list) or $name (object) placeholders."
+    )
+
+
+class ScoresRequest(BaseModel):
+    """Body of POST /api/scores."""
+
+    scores: list[dict[str, Any]] = Field(default_factory=list)
+    judge_executions: list[dict[str, Any]] = Field(default_factory=list)
+    decisions: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def _time(value: str | None, name: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise HTTPException(400, f"{name}: {exc}") from None
+
+
+@router.post("/api/sql", tags=["query"])
+async def post_sql(request: Request, body: SqlRequest) -> dict[str, Any]:
+    """Run one read-only statement: ``{"columns", "rows", "truncated", "types"}``."""
+    result = await request.app.state.store.aquery(body.sql, body.params)
+    return {
+        "columns": result.columns,
+        "rows": result.rows,
+        "truncated": result.truncated,
+        "types": result.types,
+    }
+
+
+@router.get("/api/traces", tags=["query"])
+async def list_traces(
+    request: Request,
+    project: str | None = None,
+    service: str | None = None,
+    since: str | None = Query(None, description="24h, 30m, 7d or an ISO-8601 time"),
+    until: str | None = Query(None, description="24h, 30m, 7d or an ISO-8601 time"),
+    limit: int = Query(50, ge=1, le=1000),
+    offset: int = Query(0, ge=0),
+) -> dict[str, Any]:
+    """Recent traces (newest first) from the ``traces`` view, filtered."""
+    where, params = [], []
+    if project:
+        where.append("project = ?")
+        params.append(project)
+    if service:
+        where.append("service_name = ?")
+        params.append(service)
+    since_at, until_at = _time(since, "since"), _time(until, "until")
+    if since_at is not None:
+        where.append("start_time >= ?")
+        params.append(since_at)
+    if until_at is not None:
+        where.append("start_time < ?")
+        params.append(until_at)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    sql = (
+        "SELECT trace_id, project, service_name, root_span_id, root_span_name, start_time, "
+        "end_time, duration_ms, span_count, error_count FROM traces "
+        f"{clause} ORDER BY start_time DESC, trace_id LIMIT {limit} OFFSET {offset}"
+    )
+    from tracescore.store import json_safe
+
+    rows = await request.app.state.store.aread(sql, params)
+    return {"traces": [json_safe(row) for row in rows], "limit": limit, "offset": offset}
+
+
+def span_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Nest span rows under their parents (``children``); spans whose parent is missing are
+    roots. Siblings keep start-time order."""
+    nodes = {row["span_id"]: {**row, "children": []} for row in rows}
+    roots = []
+    for row in rows:
+        node = nodes[row["span_id"]]
+        parent = nodes.get(row["parent_span_id"]) if row["parent_span_id"] else None
+        if parent is not None and parent is not node:
+            parent["children"].append(node)
+        else:
+            roots.append(node)
+    return roots
+
+
+@router.get("/api/traces/{trace_id}", tags=["query"])
+async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
+    """One trace: its summary, its spans as a tree, and its log records."""
+    if not _TRACE_ID.match(trace_id):
+        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    store = request.app.state.store
+    from tracescore.store import json_safe
+
+    spans = await asyncio.to_thread(store.fetch_trace_rows, trace_id)
+    if not spans:
+        raise HTTPException(404, f"no spans stored for trace {trace_id.lower()}")
+    logs = await asyncio.to_thread(store.fetch_trace_logs, trace_id)
+    summary = await store.aread("SELECT * FROM traces WHERE trace_id = ?", [trace_id.lower()])
+    return {
+        "trace_id": trace_id.lower(),
+        "trace": json_safe(summary[0]) if summary else None,
+        "spans": span_tree(spans),
+        "logs": logs,
+    }
+
+
+@router.post("/api/scores", tags=["scores"])
+async def post_scores(request: Request, body: ScoresRequest) -> dict[str, Any]:
+    """Store score, judge-execution (and scoring-decision) rows in one transaction."""
+    await request.app.state.store.write_scores(body.scores, body.judge_executions, body.decisions)
+    return {
+        "written": {
+            "scores": len(body.scores),
+            "judge_executions": len(body.judge_executions),
+            "decisions": len(body.decisions),
+        }
+    }
+
+
+@router.get("/api/export", tags=["query"])
+async def export(
+    request: Request,
+    table: str = "spans",
+    since: str | None = Query(None, description="24h, 30m, 7d or an ISO-8601 time"),
+) -> FileResponse:
+    """A table (rows newer than ``since``) as a Parquet file, written with DuckDB COPY."""
+    if table not in EXPORT_TIME_COLUMNS:
+        raise HTTPException(
+            400, f"table must be one of {', '.join(EXPORT_TIME_COLUMNS)}; got {table!r}"
+        )
+    sql, params = export_sql(table, _time(since, "since"))
+    path: Path = await asyncio.to_thread(request.app.state.store.export_parquet, sql, params)
+    return FileResponse(
+        path,
+        media_type="application/vnd.apache.parquet",
+        filename=f"{table}.parquet",
+        background=BackgroundTask(path.unlink, missing_ok=True),
+    )
+
+
+def export_sql(table: str, since_at: Any) -> tuple[str, list[Any]]:
+    """The SELECT an export runs for ``table`` (and its parameters)."""
+    if since_at is None:
+        return f"SELECT * FROM {table}", []
+    return f"SELECT * FROM {table} WHERE {EXPORT_TIME_COLUMNS[table]} >= ?", [since_at]
+
+
+@router.get("/healthz", tags=["health"])
+async def healthz(request: Request) -> dict[str, Any]:
+    """Liveness and the writer's counters."""
+    state = request.app.state
+    stats = state.store.stats()
+    return {
+        "status": "ok",
+        "schema_version": state.store.schema_version,
+        "grpc_port": getattr(state, "grpc_port", None),
+        "writer": {
+            "pending_rows": stats.pending_rows,
+            "commits": stats.commits,
+            "spans_inserted": stats.spans_inserted,
+            "logs_inserted": stats.logs_inserted,
+            "last_commit_ms": round(stats.last_commit_ms, 3),
+        },
+        "ingest": state.ingest_stats.as_dict(),
+    }
+
+
+__all__ = ["EXPORT_TIME_COLUMNS", "export_sql", "router", "span_tree"]

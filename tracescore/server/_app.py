@@ -1,0 +1,139 @@
+"""``create_app(settings)``: the FastAPI app with OTLP/HTTP, the JSON API, and a lifespan.
+
+The lifespan opens the store (its writer thread starts), starts OTLP/gRPC in the same event
+loop, then enters the lifespan hooks in order; on shutdown everything stops in reverse (hooks,
+gRPC with a grace period, the store draining its queue). State lives on ``app.state``:
+``settings``, ``store``, ``ingest_stats``, ``grpc_server``, ``grpc_port``, ``lifespan_hooks``.
+
+A lifespan hook is a callable ``hook(app) -> async context manager``; it runs after the store
+and gRPC are up and is closed before they stop. Hooks come from ``create_app(...,
+lifespan_hooks=...)``, from ``app.state.lifespan_hooks.append(hook)`` before startup, and by
+default from ``DEFAULT_HOOKS`` (``"module:attribute"`` names imported when present, so the live
+scheduler plugs in without editing this module).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from fastapi import FastAPI
+
+from ._api import router as api_router
+from ._auth import BearerAuth
+from ._handlers import install_handlers
+from ._ingest_stats import IngestStats
+from ._otlp_http import make_endpoint
+from ._settings import Settings
+
+log = logging.getLogger(__name__)
+
+LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
+
+DEFAULT_HOOKS: tuple[str, ...] = ("tracescore.live:server_lifespan",)
+"""Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing)."""
+
+DEFAULT_MOUNTS: tuple[str, ...] = ("tracescore.server._dashboard:mount_dashboard",)
+"""Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
+
+GRPC_GRACE_S = 5.0
+
+
+def _resolve(name: str) -> Any | None:
+    module_name, _, attribute = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            log.debug("%s not available: %s", name, exc)
+            return None
+        raise
+    return getattr(module, attribute, None)
+
+
+def default_hooks() -> list[LifespanHook]:
+    """The hooks named in ``DEFAULT_HOOKS`` that exist in this installation."""
+    return [hook for hook in (_resolve(name) for name in DEFAULT_HOOKS) if hook is not None]
+
+
+def open_store(settings: Settings) -> Any:
+    """The Store ``settings`` describe (not yet opened)."""
+    from tracescore.store import Store
+
+    return Store(
+        settings.db,
+        sql_row_limit=settings.sql_row_limit,
+        sql_timeout_s=settings.sql_timeout_seconds,
+        max_pending_rows=settings.max_pending_spans,
+        retry_after_s=settings.retry_after_seconds,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    state = app.state
+    store = open_store(state.settings)
+    await asyncio.to_thread(store.open)
+    state.store = store
+    try:
+        if state.settings.grpc:
+            from ._otlp_grpc import start_grpc
+
+            state.grpc_server, state.grpc_port = await start_grpc(state)
+        async with contextlib.AsyncExitStack() as hooks:
+            for hook in list(state.lifespan_hooks):
+                await hooks.enter_async_context(hook(app))
+            log.info("tracescore ready (database %s)", state.settings.db)
+            yield
+    finally:
+        if state.grpc_server is not None:
+            await state.grpc_server.stop(GRPC_GRACE_S)
+            state.grpc_server = None
+        await asyncio.to_thread(store.close)
+        log.info("tracescore stopped; database closed")
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    lifespan_hooks: Sequence[LifespanHook] | None = None,
+    mounts: Sequence[Callable[[FastAPI], None]] | None = None,
+) -> FastAPI:
+    """Build the app for ``settings`` (default: ``Settings()`` from env and defaults).
+
+    ``lifespan_hooks``: async-context-manager factories entered after the store and gRPC
+    start (None → ``DEFAULT_HOOKS``; ``[]`` → none). ``mounts``: functions adding routes
+    (None → ``DEFAULT_MOUNTS``).
+    """
+    settings = settings or Settings()
+    app = FastAPI(
+        title="tracescore",
+        summary="OTLP in, DuckDB, scores queryable with SQL",
+        lifespan=_lifespan,
+    )
+    app.state.settings = settings
+    app.state.store = None
+    app.state.grpc_server = None
+    app.state.grpc_port = None
+    app.state.ingest_stats = IngestStats()
+    app.state.lifespan_hooks = list(default_hooks() if lifespan_hooks is None else lifespan_hooks)
+
+    app.add_route("/v1/traces", make_endpoint("traces"), methods=["POST"])
+    app.add_route("/v1/logs", make_endpoint("logs"), methods=["POST"])
+    app.include_router(api_router)
+    if mounts is None:
+        mounts = [fn for fn in (_resolve(name) for name in DEFAULT_MOUNTS) if fn is not None]
+    for mount in mounts:
+        mount(app)
+    install_handlers(app)
+    if settings.api_keys:
+        app.add_middleware(BearerAuth, keys=settings.api_keys)
+    return app
+
+
+__all__ = ["DEFAULT_HOOKS", "DEFAULT_MOUNTS", "LifespanHook", "create_app", "open_store"]
