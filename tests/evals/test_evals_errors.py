@@ -170,3 +170,30 @@ async def test_sync_targets_run_in_threads_when_concurrent() -> None:
     assert threading.get_ident() not in threads
     assert [i.output[-1].content for i in result.items] == [
         f"Your name is N{i}." for i in range(6)]
+
+
+async def test_fail_fast_with_concurrency_raises_and_stops_the_rest() -> None:
+    started: list[str] = []
+
+    async def agent(text: str) -> str:
+        started.append(text)
+        if text == "q-1":
+            raise LookupError("no such city")
+        await asyncio.sleep(0.01)
+        return text
+
+    data = [{"input": f"q-{i}"} for i in range(30)]
+    with pytest.raises(LookupError, match="no such city"):
+        await run_evals(agent, data, scorers=[fixed("f", 1.0)], concurrency=3, fail_fast=True)
+    assert len(started) < 30
+
+
+async def test_progress_bar_is_drawn_on_stderr_when_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await run_evals(flaky, [{"input": "a"}, {"input": "boom"}, {"input": "c"}],
+                    scorers=[fixed("f", 1.0)], progress=True)
+    err = capsys.readouterr().err
+    assert "run_evals [" in err and "3/3 items, 1 error" in err
+    await run_evals(flaky, [{"input": "a"}], scorers=[fixed("f", 1.0)])
+    assert capsys.readouterr().err == ""  # captured stderr is not a terminal
