@@ -77,16 +77,20 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
     print(f"runs per measurement: {n}")
     print(f"plain python loop (same work)     : {_plain_loop(n):>10,.0f} runs/s")
-    print(f"scorer.run, 4 sync function steps : {asyncio.run(_measure(_sync_scorer(), n)):>10,.0f} runs/s")
-    print(f"scorer.run, 4 async function steps: {asyncio.run(_measure(_async_scorer(), n)):>10,.0f} runs/s")
+    sync_rate = asyncio.run(_measure(_sync_scorer(), n))
+    print(f"scorer.run, 4 sync function steps : {sync_rate:>10,.0f} runs/s")
+    async_rate = asyncio.run(_measure(_async_scorer(), n))
+    print(f"scorer.run, 4 async function steps: {async_rate:>10,.0f} runs/s")
     print(f"asyncio.gather x100, sync steps   : "
           f"{asyncio.run(_measure_gather(_sync_scorer(), n)):>10,.0f} runs/s")
     m = max(1, n // 10)
     scorer = _sync_scorer()
     started = time.perf_counter()
     for _ in range(m):
-        scorer.run_sync(input="What is the capital of France?", output="The capital of France is Paris")
-    print(f"run_sync (own event loop per run) : {m / (time.perf_counter() - started):>10,.0f} runs/s")
+        scorer.run_sync(input="What is the capital of France?",
+                        output="The capital of France is Paris")
+    rate = m / (time.perf_counter() - started)
+    print(f"run_sync (own event loop per run) : {rate:>10,.0f} runs/s")
 
 
 if __name__ == "__main__":

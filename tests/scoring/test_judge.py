@@ -99,7 +99,8 @@ async def test_known_model_gets_a_litellm_cost_and_native_output(llm_server: Scr
 async def test_every_prompt_step_kind(llm_server: ScriptedLLMServer) -> None:
     llm_server.script(
         Reply(content={"claims": ["sky is blue", "grass is red"]}),
-        Reply(content=[{"claim": "sky is blue", "ok": True}, {"claim": "grass is red", "ok": False}]),
+        Reply(content=[{"claim": "sky is blue", "ok": True},
+                       {"claim": "grass is red", "ok": False}]),
         Reply(content={"supported": 1, "total": 2}),
         Reply(content="  One of two claims holds.  "),
     )
@@ -294,3 +295,22 @@ async def test_custom_score_schema_without_calculate_score_fails_clearly(
     # The judge call itself succeeded and is kept in the snapshot.
     assert info.value.result is not None
     assert info.value.result.judge["generate_score"].executions[0].status == "success"
+
+
+async def test_failed_execution_of_a_known_model_keeps_usage_and_cost(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(content="no json here", prompt_tokens=500, completion_tokens=50),
+                      Reply(content="still none", prompt_tokens=600, completion_tokens=60))
+    judge = Judge("openai/gpt-4o-mini", "Grade.", api_base=llm_server.url,
+                  json_prompt_injection="inline")
+    with pytest.raises(ScorerRunError) as info:
+        await create_scorer("k", judge=judge).generate_score(_score_step()).run(
+            input="q", output="a")
+    assert info.value.result is not None
+    ex = info.value.result.judge["generate_score"].executions[0]
+    assert ex.status == "failed" and ex.error is not None
+    assert ex.error.code == "invalid_output"
+    assert ex.usage is not None and (ex.usage.input_tokens, ex.usage.output_tokens) == (1100, 110)
+    assert ex.cost is not None and ex.cost.amount > 0
+    assert info.value.result.judge_cost() == ex.cost.amount

@@ -191,3 +191,12 @@ def test_classify_plain_exceptions() -> None:
     assert classify_error(ConnectionResetError()) == "transient"
     assert classify_error(ValueError("bug")) == "permanent"
     assert retry_after_s(ValueError("x")) is None
+
+
+async def test_malformed_provider_body_is_transient_and_retried(llm_server: ScriptedLLMServer
+                                                               ) -> None:
+    llm_server.script(Reply(raw_body=b'{"choices": [{"message": '), Reply(content={"score": 0.3}))
+    result = await _scorer(llm_server, error_processors=[FAST]).run(input="q", output="a")
+    assert result.score == 0.3
+    ex = result.judge["generate_score"].executions[0]
+    assert (ex.attempt_count, ex.model_call_count) == (2, 1)

@@ -4,7 +4,12 @@ generate_reason, with prompt steps answered by an LLM ``Judge`` through litellm.
 Importing this room is cheap: litellm is imported on the first judge call.
 """
 
-from ._errors import JudgeOutputError, PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
+from ._errors import (
+    JudgeOutputError,
+    PipelineIncompleteError,
+    ScorerDefinitionError,
+    ScorerRunError,
+)
 from ._filter import filter_run
 from ._judge import Judge
 from ._judge_call import load_litellm, normalise_usage

@@ -178,7 +178,12 @@ def as_judge(value: Judge | Mapping[str, Any] | None) -> Judge | None:
     if value is None or isinstance(value, Judge):
         return value
     if isinstance(value, Mapping):
-        renames = {"jsonPromptInjection": "json_prompt_injection", "modelSettings": "model_settings",
-                   "apiBase": "api_base", "apiKey": "api_key"}
+        renames = {
+            "jsonPromptInjection": "json_prompt_injection",
+            "modelSettings": "model_settings",
+            "apiBase": "api_base",
+            "apiKey": "api_key",
+            "timeoutS": "timeout_s",
+        }
         return Judge(**{renames.get(k, k): v for k, v in value.items()})
     raise TypeError(f"judge must be a Judge or a dict, got {type(value).__name__}")

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, Literal
 
 from tracescore.model import JudgeCost, JudgeError, JudgeExecution, JudgeUsage
 
@@ -190,11 +190,18 @@ class _StepCall:
                     raise TypeError("an output processor must return text")
             return text
 
-    def execution(self, *, status: str, prompt: str, started: float, output: Any = None,
-                  error: BaseException | None = None) -> JudgeExecution:
+    def execution(
+        self,
+        *,
+        status: Literal["success", "failed"],
+        prompt: str,
+        started: float,
+        output: Any = None,
+        error: BaseException | None = None,
+    ) -> JudgeExecution:
         model_id, provider = _provider_of(self.judge.model or "", self.judge.api_base)
         return JudgeExecution(
-            status=status,  # type: ignore[arg-type]
+            status=status,
             prompt=prompt,
             judge_model_id=model_id,
             judge_provider=provider,
@@ -216,7 +223,8 @@ def _messages(judge: Judge, prompt: str, schema: OutputSchema | None, inject: st
     system = judge.instructions or ""
     user = prompt
     if schema is not None and inject == "system":
-        system = f"{system}\n\n{schema_instruction(schema)}" if system else schema_instruction(schema)
+        injected = schema_instruction(schema)
+        system = f"{system}\n\n{injected}" if system else injected
     elif schema is not None and inject == "inline":
         user = f"{prompt}\n\n{schema_instruction(schema)}"
     messages = [{"role": "system", "content": system}] if system else []

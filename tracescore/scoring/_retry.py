@@ -97,7 +97,7 @@ def classify_error(exc: BaseException) -> ErrorClass:
         return "permanent"
     kind = error_kind(root)
     if kind in ("rate_limit", "transient", "auth"):
-        return kind  # type: ignore[return-value]
+        return kind
     return "permanent"
 
 

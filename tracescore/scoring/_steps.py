@@ -56,7 +56,7 @@ class StepResults:
     """The score (set for generate_reason only)."""
 
     def __getitem__(self, key: str) -> Any:
-        """Dict-style access, snake_case or Mastra's camelCase (``results["analyzeStepResult"]``)."""
+        """Dict-style access, snake_case or camelCase (``results["analyzeStepResult"]``)."""
         name = _CAMEL.get(key, key)
         if name not in _RESULT_FIELDS:
             raise KeyError(key)
@@ -71,7 +71,10 @@ class StepResults:
 
 
 _RESULT_FIELDS = ("preprocess_step_result", "analyze_step_result", "score")
-_CAMEL = {"preprocessStepResult": "preprocess_step_result", "analyzeStepResult": "analyze_step_result"}
+_CAMEL = {
+    "preprocessStepResult": "preprocess_step_result",
+    "analyzeStepResult": "analyze_step_result",
+}
 
 
 def is_async_callable(obj: Any) -> bool:
@@ -93,7 +96,7 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_POSITIONAL:
             return None
-        if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
             count += 1
     return count
 

@@ -62,7 +62,7 @@ def as_output_schema(schema: SchemaLike, *, name: str) -> OutputSchema:
         return OutputSchema(name=schema.__name__, json_schema=schema.model_json_schema(),
                             model=schema, validator=None)
     if isinstance(schema, Mapping):
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
 
         json_schema = dict(schema)
         try:
