@@ -79,3 +79,5 @@ def test_bad_arguments() -> None:
         create_answer_relevancy_scorer("openai/x", uncertainty_weight=2)
     with pytest.raises(ValueError):
         create_answer_relevancy_scorer("openai/x", scale=-1)
+    with pytest.raises(TypeError, match="uncertainty_weight"):
+        create_answer_relevancy_scorer("openai/x", options={"uncertainty_wieght": 0.5})

@@ -16,6 +16,7 @@ from ._llm import (
     check_scale,
     list_schema,
     numbered,
+    read_options,
     reason_judge,
     resolve_judge,
     shown_scale,
@@ -106,7 +107,8 @@ def create_answer_relevancy_scorer(
     ``model``: a litellm model string or a ``Judge``. ``options`` accepts Mastra's names
     (``uncertaintyWeight``, ``scale``).
     """
-    opts = dict(options or {})
+    opts = read_options(options, ("scale", "uncertainty_weight", "uncertaintyWeight"),
+                        "create_answer_relevancy_scorer")
     scale = check_scale(opts.get("scale", scale))
     weight = opts.get("uncertaintyWeight", opts.get("uncertainty_weight", uncertainty_weight))
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:

@@ -17,6 +17,7 @@ from ._llm import (
     check_scale,
     list_schema,
     numbered,
+    read_options,
     reason_judge,
     resolve_judge,
     shown_scale,
@@ -121,7 +122,7 @@ def create_faithfulness_scorer(
     agent's output (``extract_tool_results``) are the context. ``options`` accepts Mastra's
     option names (``scale``, ``context``).
     """
-    opts = dict(options or {})
+    opts = read_options(options, ("scale", "context"), "create_faithfulness_scorer")
     scale = check_scale(opts.get("scale", scale))
     static = as_context(opts["context"]) if opts.get("context") is not None else (
         as_context(context) if context is not None else None)

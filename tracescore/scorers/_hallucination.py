@@ -20,6 +20,7 @@ from ._llm import (
     check_scale,
     list_schema,
     numbered,
+    read_options,
     reason_judge,
     resolve_judge,
     shown_scale,
@@ -113,7 +114,8 @@ def create_hallucination_scorer(
     (score None) and again with ``"generate_reason"``, and takes priority over ``context``.
     ``options`` accepts Mastra's names (``scale``, ``context``, ``getContext``).
     """
-    opts = dict(options or {})
+    opts = read_options(options, ("scale", "context", "get_context", "getContext"),
+                        "create_hallucination_scorer")
     scale = check_scale(opts.get("scale", scale))
     static = as_context(opts.get("context", context))
     hook = opts.get("get_context") or opts.get("getContext") or get_context

@@ -57,6 +57,17 @@ def reason_judge(judge: Judge) -> Judge:
     return Judge(output_processors=(*judge.output_processors, _unwrap_reason))
 
 
+def read_options(options: Mapping[str, Any] | None, allowed: tuple[str, ...],
+                 factory: str) -> dict[str, Any]:
+    """``options`` as a dict, refusing keys the factory does not know (typos fail loudly)."""
+    opts = dict(options or {})
+    unknown = sorted(set(opts) - set(allowed))
+    if unknown:
+        raise TypeError(f"{factory}: unknown option(s) {', '.join(unknown)}; "
+                        f"use {', '.join(allowed)}")
+    return opts
+
+
 def verdict_word(value: Any) -> str:
     """A verdict as a bare lower-case word: ``" Yes. "`` → ``"yes"``; anything else as text."""
     if isinstance(value, bool):
