@@ -6,6 +6,7 @@ every decision. Loading a trace, running a scorer and writing rows are calls int
 ``tracescore.traces``, ``tracescore.scoring`` and ``tracescore.store``.
 """
 
+from ._backfill import backfill, scorer_summary
 from ._budget import BudgetGuard, BudgetUsage, over_budget_reason
 from ._config import (
     TARGETS,
@@ -49,6 +50,7 @@ __all__ = [
     "RetryPolicy",
     "ScorerEntry",
     "answer_relevancy_scorer",
+    "backfill",
     "build_scorer",
     "check_filters",
     "faithfulness_scorer",
@@ -60,6 +62,7 @@ __all__ = [
     "parse_scorer_entries",
     "sample_fraction",
     "score_id_for",
+    "scorer_summary",
     "scorer_version",
     "tool_failures_scorer",
     "trajectory_efficiency_scorer",

@@ -283,10 +283,10 @@ class LiveScheduler:
         await self.expand(ready, enabled, now=now)
         self._open.drop(t.trace_id for t in ready)
 
-    async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
-                     now: datetime, write: bool = True,
-                     horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
-        """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
+    async def classify(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
+                       now: datetime,
+                       horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
+        """What can be decided about traces × scorers without loading them (reads only)."""
         ids = [t.trace_id for t in traces]
         decided = {(r["trace_id"], r["scorer_id"], r["scorer_version"])
                    for r in await self.read(*decided_query(ids))}
@@ -295,13 +295,19 @@ class LiveScheduler:
             if reg.filter is not None:
                 found = await self.read(*filter_query(reg.filter, ids))
                 matches[reg.id] = {r["trace_id"] for r in found}
-        out = classify(traces, scorers, decided=decided, matches=matches,
-                       horizons=self._horizons if horizons is None else horizons, now=now)
+        return classify(traces, scorers, decided=decided, matches=matches,
+                        horizons=self._horizons if horizons is None else horizons, now=now)
+
+    async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
+                     now: datetime,
+                     horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
+        """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
+        out = await self.classify(traces, scorers, now=now, horizons=horizons)
         for trace_id in list(out.to_load):
             trace = await asyncio.to_thread(expand, out, trace_id, self._load, now=now)
             if trace is not None:
                 self._cache(trace_id, trace)
-        if write and out.decisions:
+        if out.decisions:
             await self.write([], [], out.decisions)
             for row in out.decisions:
                 self.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1

@@ -26,6 +26,15 @@ from typing import Any
 
 INTERNAL_MARKER = "tracescore.internal"
 
+READINESS_COLUMNS = f"""min(s.received_at) AS first_received,
+           max(s.received_at) AS last_received,
+           bool_or(s.parent_span_id IS NULL OR s.parent_span_id = '') AS has_root,
+           bool_or(lower(coalesce(
+               json_extract_string(s.resource_attributes, '$."{INTERNAL_MARKER}"'),
+               json_extract_string(s.attributes, '$."{INTERNAL_MARKER}"'), '')) IN ('true', '1'))
+               AS internal"""
+"""Per-trace aggregates over spans ``s`` that ``OpenTrace`` is built from."""
+
 
 @dataclass(frozen=True, slots=True)
 class VersionWindow:
@@ -52,13 +61,7 @@ WITH touched AS (
     SELECT DISTINCT trace_id FROM spans WHERE received_at >= ?
 ), agg AS (
     SELECT s.trace_id,
-           min(s.received_at) AS first_received,
-           max(s.received_at) AS last_received,
-           bool_or(s.parent_span_id IS NULL OR s.parent_span_id = '') AS has_root,
-           bool_or(lower(coalesce(
-               json_extract_string(s.resource_attributes, '$."{INTERNAL_MARKER}"'),
-               json_extract_string(s.attributes, '$."{INTERNAL_MARKER}"'), '')) IN ('true', '1'))
-               AS internal
+           {READINESS_COLUMNS}
     FROM spans s
     WHERE s.trace_id IN (SELECT trace_id FROM touched)
     GROUP BY s.trace_id
@@ -149,6 +152,12 @@ class OpenTrace:
     has_root: bool
     internal: bool
 
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> OpenTrace:
+        """From a row with the ``READINESS_COLUMNS``."""
+        return cls(row["trace_id"], row["first_received"], row["last_received"],
+                   bool(row["has_root"]), bool(row["internal"]))
+
     def ready_at(self, *, settle: timedelta, max_wait: timedelta) -> datetime:
         """When the trace is (or will be) ready to score."""
         by_wait = self.first_received + max_wait
@@ -178,9 +187,7 @@ class OpenTraces:
             trace_id = row["trace_id"]
             seen = self._traces.get(trace_id)
             if seen is None:
-                self._traces[trace_id] = OpenTrace(
-                    trace_id, row["first_received"], row["last_received"],
-                    bool(row["has_root"]), bool(row["internal"]))
+                self._traces[trace_id] = OpenTrace.of(row)
                 continue
             seen.first_received = min(seen.first_received, row["first_received"])
             seen.last_received = max(seen.last_received, row["last_received"])
