@@ -19,7 +19,7 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
-from ._steps import Msg, Step
+from ._steps import Lazy, Msg, Step
 from ._trace import Span
 from ._values import as_list, first_present, parse_json, pick_usage, text_of, to_ns
 
@@ -65,7 +65,10 @@ _MESSAGE_EVENTS = {
 
 def claims(span: Span) -> bool:
     """A span with any ``gen_ai.*`` attribute, or GenAI events/log records joined to it."""
-    for key in span.attributes:
+    attrs = span.attributes
+    if "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs:
+        return True
+    for key in attrs:
         if key.startswith("gen_ai."):
             return True
     for event in span.events:
@@ -74,13 +77,23 @@ def claims(span: Span) -> bool:
     return any(_log_name(log).startswith("gen_ai.") for log in span.logs)
 
 
+_USAGE_GUARD = (
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "gen_ai.usage.completion_tokens",
+    "gen_ai.usage.total_tokens",
+)
+
+
 def adapt(span: Span, step: Step) -> None:
-    """Fill ``step`` from GenAI attributes and events."""
+    """Fill ``step`` from GenAI attributes and events (messages are parsed on first use)."""
     attrs = span.attributes
     details = _event_details(span) if (span.events or span.logs) else None
     if details is not None and details.extra:
         attrs = {**details.extra, **attrs}
-    op = attrs.get("gen_ai.operation.name")
+    get = attrs.get
+    op = get("gen_ai.operation.name")
     kind = _OPERATIONS.get(op) if isinstance(op, str) else None
     if (
         kind is None
@@ -95,67 +108,82 @@ def adapt(span: Span, step: Step) -> None:
         kind = "model_generation"
     if kind is not None:
         step.kind = kind
-    if kind == "model_generation":
-        step.hint = "llm_call"
+        if kind == "model_generation":
+            step.hint = "llm_call"
 
-    model = first_present(attrs, "gen_ai.request.model", "gen_ai.response.model")
-    if model is not None:
+    model = get("gen_ai.request.model") or get("gen_ai.response.model")
+    if model:
         step.model = str(model)
-    response_model = attrs.get("gen_ai.response.model")
+    response_model = get("gen_ai.response.model")
     if response_model:
         step.response_model = str(response_model)
-    provider = first_present(attrs, "gen_ai.provider.name", "gen_ai.system")
-    if provider is not None:
+    provider = get("gen_ai.provider.name") or get("gen_ai.system")
+    if provider:
         step.provider = str(provider)
-    usage = pick_usage(attrs, USAGE_KEYS)
-    if usage:
-        step.usage = usage
-    finish = finish_reason_of(attrs.get("gen_ai.response.finish_reasons"))
-    if finish:
-        step.finish_reason = finish
+    for key in _USAGE_GUARD:
+        if key in attrs:
+            step.usage = pick_usage(attrs, USAGE_KEYS)
+            break
+    finish = get("gen_ai.response.finish_reasons")
+    if finish is not None:
+        step.finish_reason = finish_reason_of(finish)
 
-    inputs = _messages_attr(attrs, "gen_ai.input.messages", "gen_ai.prompt", "user")
-    outputs = _messages_attr(attrs, "gen_ai.output.messages", "gen_ai.completion", "assistant")
-    if details is not None:
-        inputs = inputs if inputs is not None else (details.inputs or None)
-        outputs = outputs if outputs is not None else (details.outputs or None)
-        if details.finish_reason and not step.finish_reason:
-            step.finish_reason = details.finish_reason
-    if inputs is not None:
-        step.input_messages = inputs
-        step.input = parse_json(first_present(attrs, "gen_ai.input.messages", "gen_ai.prompt"))
-    if outputs is not None:
-        step.output_messages = outputs
-        step.output = parse_json(
-            first_present(attrs, "gen_ai.output.messages", "gen_ai.completion")
-        )
-        if not step.finish_reason:
-            for raw in as_list(attrs.get("gen_ai.output.messages")):
-                if isinstance(raw, dict) and raw.get("finish_reason"):
-                    step.finish_reason = str(raw["finish_reason"])
+    raw_in = _raw(attrs, "gen_ai.input.messages", "gen_ai.prompt")
+    raw_out = _raw(attrs, "gen_ai.output.messages", "gen_ai.completion")
+    if raw_in is not None:
+        step.input = Lazy(parse_json, raw_in)
+        step.input_messages = Lazy(parse_messages, raw_in, default_role="user")
+    elif "gen_ai.prompt.0.role" in attrs or "gen_ai.prompt.0.content" in attrs:
+        step.input_messages = flattened_messages(attrs, "gen_ai.prompt")
+    elif details is not None and details.inputs:
+        step.input_messages = details.inputs
+    if raw_out is not None:
+        step.output = Lazy(parse_json, raw_out)
+        step.output_messages = Lazy(parse_messages, raw_out, default_role="assistant")
+        if not step.finish_reason and step.kind == "model_generation":
+            for item in as_list(raw_out):
+                if isinstance(item, dict) and item.get("finish_reason"):
+                    step.finish_reason = str(item["finish_reason"])
                     break
-    system = system_texts(attrs.get("gen_ai.system_instructions"))
-    if system:
-        step.system = system
+    elif "gen_ai.completion.0.role" in attrs or "gen_ai.completion.0.content" in attrs:
+        step.output_messages = flattened_messages(attrs, "gen_ai.completion")
+    elif details is not None and details.outputs:
+        step.output_messages = details.outputs
+    if details is not None and details.finish_reason and not step.finish_reason:
+        step.finish_reason = details.finish_reason
+    system = get("gen_ai.system_instructions")
+    if system is not None:
+        step.system = system_texts(system)
 
-    agent_name = first_present(attrs, "gen_ai.agent.name", "gen_ai.agent.id")
-    if attrs.get("gen_ai.agent.id"):
-        step.agent_id = str(attrs["gen_ai.agent.id"])
-    conversation = attrs.get("gen_ai.conversation.id")
+    agent_id = get("gen_ai.agent.id")
+    if agent_id:
+        step.agent_id = str(agent_id)
+    conversation = get("gen_ai.conversation.id")
     if conversation:
         step.conversation_id = str(conversation)
 
-    if step.kind == "agent_run":
+    kind = step.kind
+    if kind == "agent_run":
+        agent_name = get("gen_ai.agent.name") or agent_id
         step.name = str(agent_name) if agent_name else strip_prefix(span.name, "invoke_agent ")
         step.agent_id = step.agent_id or step.name
-    elif step.kind == "workflow_run":
-        workflow = first_present(attrs, "gen_ai.workflow.name", "gen_ai.workflow.id")
+    elif kind == "workflow_run":
+        workflow = get("gen_ai.workflow.name") or get("gen_ai.workflow.id")
         step.name = str(workflow) if workflow else strip_prefix(span.name, "invoke_workflow ")
         step.workflow_id = step.name
-    elif step.kind == "tool_call":
+    elif kind == "tool_call":
         _adapt_tool(span, step, attrs)
-    elif step.kind in ("model_generation", "embedding") and step.model:
+    elif kind in ("model_generation", "embedding") and step.model:
         step.name = step.model
+
+
+def _raw(attrs: dict[str, Any], key: str, old_key: str) -> Any:
+    value = attrs.get(key)
+    if value is None or value == "":
+        value = attrs.get(old_key)
+        if value == "":
+            return None
+    return value
 
 
 def _adapt_tool(span: Span, step: Step, attrs: dict[str, Any]) -> None:
@@ -179,18 +207,6 @@ def _adapt_tool(span: Span, step: Step, attrs: dict[str, Any]) -> None:
         step.status = "error"
     if str(attrs.get("gen_ai.tool.type", "")).lower() in ("mcp",):
         step.kind = "mcp_tool_call"
-
-
-def _messages_attr(attrs: dict[str, Any], key: str, old_key: str, role: str) -> list[Msg] | None:
-    value = attrs.get(key)
-    if value is not None and value != "":
-        return parse_messages(value, default_role=role)
-    value = attrs.get(old_key)
-    if value is not None and value != "":
-        return parse_messages(value, default_role=role)
-    if (old_key + ".0.role") in attrs or (old_key + ".0.content") in attrs:
-        return flattened_messages(attrs, old_key)
-    return None
 
 
 def system_texts(value: Any) -> list[str] | None:

@@ -54,7 +54,7 @@ def base_step(span: Span) -> Step:
         error = span.status_message
     elif span.status_code == "OK":
         step.status = "ok"
-    for event in span.events:
+    for event in span.events or ():
         if event.get("name") == "exception":
             ev = event.get("attributes") or {}
             error = error or ev.get("exception.message") or ev.get("exception.type")
@@ -66,12 +66,14 @@ def base_step(span: Span) -> Step:
         step.error = text_of(error)
     elif step.status == "error":
         step.error = text_of(attrs.get("error.type")) if attrs.get("error.type") else "error"
-    value = first_present(attrs, "input", "traceloop.entity.input", "lmnr.span.input")
-    if value is not None:
-        step.input = _unwrap_entity(parse_json(value))
-    value = first_present(attrs, "output", "traceloop.entity.output", "lmnr.span.output")
-    if value is not None:
-        step.output = _unwrap_entity(parse_json(value))
+    if "input" in attrs or "traceloop.entity.input" in attrs or "lmnr.span.input" in attrs:
+        value = first_present(attrs, "input", "traceloop.entity.input", "lmnr.span.input")
+        if value is not None:
+            step.input = _unwrap_entity(parse_json(value))
+    if "output" in attrs or "traceloop.entity.output" in attrs or "lmnr.span.output" in attrs:
+        value = first_present(attrs, "output", "traceloop.entity.output", "lmnr.span.output")
+        if value is not None:
+            step.output = _unwrap_entity(parse_json(value))
     return step
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import parse_message, parse_messages
-from ._steps import KINDS, Call, Msg, Part, Reasoning, Step
+from ._steps import KINDS, Call, Lazy, Msg, Part, Reasoning, Step
 from ._trace import Span
 from ._values import as_list, first_present, parse_json, text_of
 
@@ -37,59 +37,71 @@ def claims(span: Span) -> bool:
     return "mastra.span.type" in span.attributes
 
 
+def _messages_of(value: Lazy) -> list[Msg] | None:
+    return parse_messages(value.get())
+
+
+def _outputs_of(value: Lazy) -> list[Msg]:
+    return [_output_message(value.get())]
+
+
 def adapt(span: Span, step: Step) -> None:
-    """Fill ``step`` from Mastra's attributes."""
+    """Fill ``step`` from Mastra's attributes (inputs and outputs are parsed on first use)."""
     attrs = span.attributes
     span_type = str(attrs.get("mastra.span.type") or "generic").lower()
     kind = _ALIASES.get(span_type, span_type)
-    step.kind = kind if kind in _KIND_SET else "generic"
+    if kind not in _KIND_SET:
+        kind = "generic"
+    step.kind = kind
     step.hint = "mastra"
-    raw_in = first_present(attrs, f"mastra.{span_type}.input", "input")
-    raw_out = first_present(attrs, f"mastra.{span_type}.output", "output")
-    if raw_in is not None:
-        step.input = parse_json(raw_in)
+    raw_in = attrs.get(f"mastra.{span_type}.input")
+    if raw_in is None:
+        raw_in = attrs.get("input")
+    raw_out = attrs.get(f"mastra.{span_type}.output")
+    if raw_out is None:
+        raw_out = attrs.get("output")
+    lazy_in = lazy_out = None
+    if raw_in is not None and raw_in != "":
+        lazy_in = Lazy(parse_json, raw_in)
+        step.input = lazy_in
     if raw_out is not None:
-        step.output = parse_json(raw_out)
-    metadata = {
-        key[len("mastra.metadata.") :]: value
-        for key, value in attrs.items()
-        if key.startswith("mastra.metadata.")
-    }
-    if metadata:
-        step.metadata.update(metadata)
-        if metadata.get("threadId") and not step.conversation_id:
-            step.conversation_id = str(metadata["threadId"])
-        if metadata.get("resourceId"):
-            step.user_id = str(metadata["resourceId"])
-    if attrs.get("error.message") or attrs.get("error.type"):
+        lazy_out = Lazy(parse_json, raw_out)
+        step.output = lazy_out
+    thread = attrs.get("mastra.metadata.threadId")
+    if thread and not step.conversation_id:
+        step.conversation_id = str(thread)
+    resource = attrs.get("mastra.metadata.resourceId")
+    if resource:
+        step.user_id = str(resource)
+    run_id = attrs.get("mastra.metadata.runId")
+    if run_id:
+        step.metadata["run_id"] = run_id
+    if "error.message" in attrs or "error.type" in attrs:
         step.status = "error"
         step.error = text_of(first_present(attrs, "error.message", "error.type"))
 
-    kind = step.kind
     name = span.name
     if kind == "agent_run":
         agent = first_present(attrs, "gen_ai.agent.name", "agent.id", "gen_ai.agent.id")
         step.name = str(agent) if agent else strip_prefix(name, "invoke_agent ", "agent.")
         step.agent_id = str(first_present(attrs, "gen_ai.agent.id", "agent.id") or step.name)
-        if step.input is not None:
-            step.input_messages = parse_messages(step.input, default_role="user")
-        if step.output is not None:
-            step.output_messages = [_output_message(step.output)]
+        if lazy_in is not None:
+            step.input_messages = Lazy(_messages_of, lazy_in)
+        if lazy_out is not None:
+            step.output_messages = Lazy(_outputs_of, lazy_out)
         instructions = first_present(
             attrs, f"mastra.{span_type}.instructions", "agent.instructions"
         )
         if instructions is not None and not step.system:
             step.system = [text_of(instructions)]
     elif kind in ("model_generation", "model_step"):
-        if step.input is not None:
-            msgs = parse_messages(step.input, default_role="user")
-            if msgs:
-                step.input_messages = msgs
-        if step.output is not None:
-            step.output_messages = [_output_message(step.output)]
-        model = first_present(attrs, "gen_ai.request.model")
+        if lazy_in is not None:
+            step.input_messages = Lazy(_messages_of, lazy_in)
+        if lazy_out is not None:
+            step.output_messages = Lazy(_outputs_of, lazy_out)
+        model = attrs.get("gen_ai.request.model")
         if model is None:
-            model_meta = parse_json(metadata.get("modelMetadata")) if metadata else None
+            model_meta = parse_json(attrs.get("mastra.metadata.modelMetadata"))
             if isinstance(model_meta, dict) and model_meta.get("modelId"):
                 model = model_meta["modelId"]
                 step.provider = step.provider or model_meta.get("modelProvider")
@@ -110,12 +122,12 @@ def adapt(span: Span, step: Step) -> None:
         tool = first_present(attrs, "gen_ai.tool.name", f"mastra.{span_type}.tool_id", "tool.id")
         step.tool_name = str(tool) if tool else strip_prefix(name, "execute_tool ", "tool.execute ")
         step.name = step.tool_name
-        if step.tool_args is None and step.input is not None:
+        if step.tool_args is None and lazy_in is not None:
             step.tool_args = step.input
-        if step.tool_result is None and step.output is not None:
+        if step.tool_result is None and lazy_out is not None:
             step.tool_result = step.output
-        if step.tool_call_id is None and metadata.get("toolCallId"):
-            step.tool_call_id = str(metadata["toolCallId"])
+        if step.tool_call_id is None and attrs.get("mastra.metadata.toolCallId"):
+            step.tool_call_id = str(attrs["mastra.metadata.toolCallId"])
         success = first_present(attrs, f"mastra.{span_type}.success", "gen_ai.tool.success")
         if success is False:
             step.status = "error"
@@ -132,11 +144,11 @@ def adapt(span: Span, step: Step) -> None:
         if status is not None:
             step.step_status = str(status)
     elif kind.startswith("workflow_"):
-        step_id = first_present(attrs, f"mastra.{span_type}.step_id")
+        step_id = attrs.get(f"mastra.{span_type}.step_id")
         step.name = str(step_id) if step_id else _workflow_name(name, span_type)
         if kind == "workflow_step":
             step.step_id = step.name
-        status = first_present(attrs, f"mastra.{span_type}.status")
+        status = attrs.get(f"mastra.{span_type}.status")
         if status is not None:
             step.step_status = str(status)
     else:

@@ -12,7 +12,6 @@ and the older ``gen_ai.prompt.N.*``), and plain strings.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from tracescore.model import (
@@ -67,7 +66,7 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     value = parse_json(value)
     if isinstance(value, str):
         return [Msg(default_role, [value])]
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         for key in ("messages", "prompt_messages", "input_messages", "inputMessages"):
             inner = value.get(key)
             if isinstance(inner, list):
@@ -93,16 +92,16 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     obj = parse_json(obj)
     if isinstance(obj, str):
         return Msg(default_role, [obj]) if obj else None
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, dict):
         return None if obj is None else Msg(default_role, [text_of(obj)])
-    if "message" in obj and isinstance(obj["message"], Mapping) and "role" not in obj:
+    if "message" in obj and isinstance(obj["message"], dict) and "role" not in obj:
         return parse_message(obj["message"], default_role=default_role)
     role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
     if role not in ("system", "user", "assistant", "tool"):
         role = default_role if "role" not in obj else role
     parts: list[Part] = []
     content = obj.get("content")
-    if isinstance(content, Mapping) and ("parts" in content or "format" in content):
+    if isinstance(content, dict) and ("parts" in content or "format" in content):
         _read_parts(content.get("parts") or [], parts)
         if not any(isinstance(p, str) for p in parts) and isinstance(content.get("content"), str):
             parts.append(content["content"])
@@ -124,7 +123,7 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         if parsed is not None:
             parts.append(parsed)
     function_call = obj.get("function_call")
-    if isinstance(function_call, Mapping) and function_call.get("name"):
+    if isinstance(function_call, dict) and function_call.get("name"):
         parts.append(
             Call(None, str(function_call["name"]), parse_json(function_call.get("arguments")))
         )
@@ -152,7 +151,7 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             if item:
                 parts.append(item)
             continue
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             continue
         ptype = item.get("type")
         if ptype in _SKIP_TYPES:
@@ -183,11 +182,11 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
         if ptype in ("image", "image_url", "file", "blob", "uri", "input_image", "input_file"):
             parts.append(_file_of(item))
             continue
-        if "functionCall" in item and isinstance(item["functionCall"], Mapping):
+        if "functionCall" in item and isinstance(item["functionCall"], dict):
             fc = item["functionCall"]
             parts.append(Call(fc.get("id"), str(fc.get("name") or ""), fc.get("args")))
             continue
-        if "functionResponse" in item and isinstance(item["functionResponse"], Mapping):
+        if "functionResponse" in item and isinstance(item["functionResponse"], dict):
             fr = item["functionResponse"]
             parts.append(Result(fr.get("id"), fr.get("name"), fr.get("response")))
             continue
@@ -199,10 +198,10 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
 
 def _call_of(item: Any) -> Call | None:
     item = parse_json(item)
-    if not isinstance(item, Mapping):
+    if not isinstance(item, dict):
         return None
     function = item.get("function")
-    if isinstance(function, Mapping):
+    if isinstance(function, dict):
         name = function.get("name")
         args = function.get("arguments", function.get("args"))
     else:
@@ -218,7 +217,7 @@ def _call_of(item: Any) -> Call | None:
     return Call(str(call_id) if call_id else None, str(name), parse_json(args))
 
 
-def _result_of(item: Mapping[str, Any]) -> Result:
+def _result_of(item: dict[str, Any]) -> Result:
     call_id = (
         item.get("id") or item.get("toolCallId") or item.get("tool_use_id") or item.get("call_id")
     )
@@ -231,7 +230,7 @@ def _result_of(item: Mapping[str, Any]) -> Result:
         value = None
     value = _unwrap_output(parse_json(value))
     is_error = bool(item.get("is_error") or item.get("isError"))
-    if isinstance(item.get("output"), Mapping) and str(item["output"].get("type", "")).startswith(
+    if isinstance(item.get("output"), dict) and str(item["output"].get("type", "")).startswith(
         "error"
     ):
         is_error = True
@@ -240,10 +239,10 @@ def _result_of(item: Mapping[str, Any]) -> Result:
 
 def _unwrap_output(value: Any) -> Any:
     """AI SDK v5 tool outputs are ``{"type": "json"|"text"|"error-text", "value": ...}``."""
-    if isinstance(value, Mapping) and set(value) <= {"type", "value"} and "value" in value:
+    if isinstance(value, dict) and set(value) <= {"type", "value"} and "value" in value:
         inner = value["value"]
         return parse_json(inner) if isinstance(inner, str) else inner
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
         only = value[0]
         if only.get("type") == "text" and isinstance(only.get("text"), str):
             return parse_json(only["text"])
@@ -251,7 +250,7 @@ def _unwrap_output(value: Any) -> Any:
 
 
 def _read_invocation(inv: Any, parts: list[Part]) -> None:
-    if not isinstance(inv, Mapping):
+    if not isinstance(inv, dict):
         return
     name = inv.get("toolName") or inv.get("tool_name") or ""
     call_id = inv.get("toolCallId") or inv.get("tool_call_id")
@@ -263,9 +262,9 @@ def _read_invocation(inv: Any, parts: list[Part]) -> None:
         parts.append(Result(call_id, str(name), parse_json(result), state == "output-error"))
 
 
-def _file_of(item: Mapping[str, Any]) -> File:
+def _file_of(item: dict[str, Any]) -> File:
     url = item.get("url") or item.get("uri") or item.get("image_url") or item.get("image")
-    if isinstance(url, Mapping):
+    if isinstance(url, dict):
         url = url.get("url")
     data = item.get("data")
     return File(
@@ -281,7 +280,7 @@ def _file_of(item: Mapping[str, Any]) -> File:
 _FLAT = re.compile(r"^(\d+)\.(.+)$")
 
 
-def flattened_messages(attrs: Mapping[str, Any], prefix: str) -> list[Msg] | None:
+def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
     """Messages written as flattened attributes (``<prefix>.<N>.<field>``), in index order.
 
     Reads OpenInference (``llm.input_messages.0.message.role``, ``…message.tool_calls.0.tool_call

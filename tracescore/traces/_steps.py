@@ -10,7 +10,7 @@ Step kinds follow Mastra's span types (``KINDS``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -127,23 +127,46 @@ class Msg:
         return [p for p in self.parts if isinstance(p, Result)]
 
 
-@dataclass(slots=True, eq=False)
+class Lazy:
+    """A value computed on first use and kept (message lists nobody reads are never parsed)."""
+
+    __slots__ = ("_args", "_done", "_fn", "_kwargs", "_value")
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self._fn = fn
+        self._args = args
+        self._kwargs = kwargs
+        self._done = False
+        self._value: Any = None
+
+    def get(self) -> Any:
+        """The value (computed once)."""
+        if not self._done:
+            self._value = self._fn(*self._args, **self._kwargs)
+            self._done = True
+            self._args = ()
+            self._kwargs = {}
+        return self._value
+
+
 class Step:
-    """One span, normalized. Fields a convention does not carry stay None."""
+    """One span, normalized. Fields a convention does not carry stay None.
+
+    Defaults live on the class, so building a step sets only what its span carries.
+    """
 
     span_id: str
     kind: str
     name: str
+    metadata: dict[str, Any]
+    attributes: dict[str, Any]
+    children: list[Step]
     convention: Convention = "generic"
     span_name: str = ""
-    input: Any = None
-    """The span's input (parsed JSON where it was JSON)."""
-    output: Any = None
-    """The span's output (parsed JSON where it was JSON)."""
-    input_messages: list[Msg] | None = None
-    """Messages given to the model (model steps) or to the agent (agent runs)."""
-    output_messages: list[Msg] | None = None
-    """Messages the model or agent produced."""
+    _input: Any = None
+    _output: Any = None
+    _input_messages: list[Msg] | Lazy | None = None
+    _output_messages: list[Msg] | Lazy | None = None
     system: list[str] | None = None
     """System instructions declared on the span (besides system-role messages)."""
     tool_call_id: str | None = None
@@ -168,14 +191,89 @@ class Step:
     mcp_server: str | None = None
     hint: str | None = None
     """An adapter's note for the structural pass (``chain``, ``llm_call``, ``aisdk_call``, …)."""
-    metadata: dict[str, Any] = field(default_factory=dict)
     start_time_ns: int = 0
     end_time_ns: int | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    children: list[Step] = field(default_factory=list)
     parent: Step | None = None
     is_model_call: bool = False
     """True for a step that is exactly one request to a model (where tokens are counted)."""
+
+    def __init__(
+        self,
+        span_id: str,
+        kind: str,
+        name: str,
+        *,
+        span_name: str = "",
+        start_time_ns: int = 0,
+        end_time_ns: int | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> None:
+        self.span_id = span_id
+        self.kind = kind
+        self.name = name
+        self.span_name = span_name
+        self.start_time_ns = start_time_ns
+        self.end_time_ns = end_time_ns
+        self.attributes = attributes if attributes is not None else {}
+        self.metadata = {}
+        self.children = []
+
+    @property
+    def input(self) -> Any:
+        """The span's input (parsed JSON where it was JSON)."""
+        value = self._input
+        if type(value) is Lazy:
+            value = value.get()
+            self._input = value
+        return value
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self._input = value
+
+    @property
+    def output(self) -> Any:
+        """The span's output (parsed JSON where it was JSON)."""
+        value = self._output
+        if type(value) is Lazy:
+            value = value.get()
+            self._output = value
+        return value
+
+    @output.setter
+    def output(self, value: Any) -> None:
+        self._output = value
+
+    @property
+    def input_messages(self) -> list[Msg] | None:
+        """Messages given to the model (model steps) or to the agent (agent runs)."""
+        value = self._input_messages
+        if type(value) is Lazy:
+            value = value.get()
+            self._input_messages = value
+        return value  # type: ignore[return-value]
+
+    @input_messages.setter
+    def input_messages(self, value: list[Msg] | Lazy | None) -> None:
+        self._input_messages = value
+
+    @property
+    def output_messages(self) -> list[Msg] | None:
+        """Messages the model or agent produced."""
+        value = self._output_messages
+        if type(value) is Lazy:
+            value = value.get()
+            self._output_messages = value
+        return value  # type: ignore[return-value]
+
+    @output_messages.setter
+    def output_messages(self, value: list[Msg] | Lazy | None) -> None:
+        self._output_messages = value
+
+    @property
+    def has_input_messages(self) -> bool:
+        """True when the span carries input messages (without parsing them)."""
+        return self._input_messages is not None
 
     @property
     def duration_ms(self) -> float | None:
@@ -225,6 +323,7 @@ def walk_steps(roots: list[Step]) -> Iterator[Step]:
 __all__ = [
     "KINDS",
     "MODEL_KINDS",
+    "Lazy",
     "RUN_KINDS",
     "TOOL_KINDS",
     "WORKFLOW_KINDS",

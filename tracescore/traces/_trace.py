@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUS = ("UNSET", "OK", "ERROR")
+_KIND_SET = frozenset(_KINDS)
+_STATUS_SET = frozenset(_STATUS)
 
 
 class Span:
@@ -97,41 +99,68 @@ class Span:
         """Build a span from a span-row dict (store, ingest, or camelCase OTLP/JSON-like)."""
         get = row.get
         attributes = get("attributes")
-        if not isinstance(attributes, dict):
+        if type(attributes) is not dict:
             attributes = _attributes_of(attributes)
-        resource = get("resource_attributes", get("resource"))
-        if not isinstance(resource, dict):
+        resource = get("resource_attributes")
+        if resource is None:
+            resource = get("resource")
+        if type(resource) is not dict:
             resource = _attributes_of(resource)
-        events = [_event_of(e) for e in as_list(get("events"))]
-        status_code, status_message = _status_of(row)
-        start = to_ns(_first(row, "start_time_ns", "start_time", "startTimeUnixNano", "start"))
-        end = to_ns(_first(row, "end_time_ns", "end_time", "endTimeUnixNano", "end"))
-        scope = get("scope")
+        events = get("events")
+        if events:
+            events = [_event_of(e) for e in as_list(events)]
+        links = get("links")
+        if links:
+            links = [as_dict(link) for link in as_list(links)]
+        code = get("status_code")
+        if type(code) is str and code in _STATUS_SET:
+            status_code, status_message = code, get("status_message")
+        else:
+            status_code, status_message = _status_of(row)
+        start = get("start_time_ns")
+        if type(start) is not int:
+            start = to_ns(_first(row, "start_time_ns", "start_time", "startTimeUnixNano", "start"))
+        end = get("end_time_ns")
+        if type(end) is not int:
+            end = to_ns(_first(row, "end_time_ns", "end_time", "endTimeUnixNano", "end"))
         scope_name = get("scope_name")
         scope_version = get("scope_version")
+        scope = get("scope")
         if isinstance(scope, dict):
             scope_name = scope_name or scope.get("name")
             scope_version = scope_version or scope.get("version")
-        parent = _first(row, "parent_span_id", "parentSpanId")
-        return cls(
-            trace_id=str(_first(row, "trace_id", "traceId") or ""),
-            span_id=str(_first(row, "span_id", "spanId") or ""),
-            parent_span_id=str(parent) if parent else None,
-            name=str(get("name") or ""),
-            kind=_kind_of(get("kind")),
-            start_time_ns=start or 0,
-            end_time_ns=end,
-            status_code=status_code,
-            status_message=status_message,
-            attributes=attributes,
-            resource_attributes=resource,
-            events=events,
-            links=[as_dict(link) for link in as_list(get("links"))],
-            scope_name=scope_name,
-            scope_version=scope_version,
-            service_name=get("service_name") or resource.get("service.name"),
-            project=get("project"),
-        )
+        trace_id = get("trace_id")
+        if trace_id is None:
+            trace_id = get("traceId")
+        span_id = get("span_id")
+        if span_id is None:
+            span_id = get("spanId")
+        parent = get("parent_span_id")
+        if parent is None:
+            parent = get("parentSpanId")
+        kind = get("kind")
+        span = cls.__new__(cls)
+        span.trace_id = str(trace_id or "")
+        span.span_id = str(span_id or "")
+        span.parent_span_id = str(parent) if parent else None
+        span.name = str(get("name") or "")
+        span.kind = kind if type(kind) is str and kind in _KIND_SET else _kind_of(kind)
+        span.start_time_ns = start or 0
+        span.end_time_ns = end
+        span.status_code = status_code
+        span.status_message = status_message
+        span.attributes = attributes
+        span.resource_attributes = resource
+        span.events = events or []
+        span.links = links or []
+        span.scope_name = scope_name
+        span.scope_version = scope_version
+        span.service_name = get("service_name") or resource.get("service.name")
+        span.project = get("project")
+        span.logs = []
+        span.children = []
+        span.parent = None
+        return span
 
     @property
     def duration_ms(self) -> float | None:

@@ -153,8 +153,8 @@ def _resolve_calls(root: Step) -> list[Step]:
 
 def _lend(call: Step, wrapper: Step) -> None:
     """Give a single call what its only wrapper knows and the call's own span does not."""
-    if not call.input_messages and wrapper.input_messages:
-        call.input_messages = wrapper.input_messages
+    if not call.has_input_messages and wrapper.has_input_messages:
+        call.input_messages = wrapper._input_messages
     if wrapper.output_messages:
         if not call.output_messages or _weak(call.output_messages):
             call.output_messages = wrapper.output_messages
@@ -170,10 +170,10 @@ def _lend(call: Step, wrapper: Step) -> None:
     for name in ("model", "provider", "response_model", "finish_reason", "usage", "system"):
         if getattr(call, name) is None and getattr(wrapper, name) is not None:
             setattr(call, name, getattr(wrapper, name))
-    if call.input is None:
-        call.input = wrapper.input
-    if call.output is None:
-        call.output = wrapper.output
+    if call._input is None:
+        call.input = wrapper._input
+    if call._output is None:
+        call.output = wrapper._output
 
 
 def _weak(msgs: list[Msg]) -> bool:
