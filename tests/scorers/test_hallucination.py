@@ -146,6 +146,20 @@ def test_async_get_context(llm_server: Any) -> None:
     assert "async context" in (result.generate_reason_prompt or "")
 
 
+def test_keyword_only_get_context(llm_server: Any) -> None:
+    steps: list[str] = []
+
+    def get_context(*, run: Any, results: Any, score: Any, step: str) -> str:
+        steps.append(step)
+        return "keyword context"
+
+    llm_server.script({"claims": ["a"]}, verdicts(["a"], ["no"]), "r")
+    result = create_hallucination_scorer(judge(llm_server), get_context=get_context).run_sync(
+        input="q", output="a")
+    assert steps == ["analyze", "generate_reason"]
+    assert "keyword context" in (result.analyze_prompt or "")
+
+
 def test_get_context_failure_is_a_run_error(llm_server: Any) -> None:
     def get_context(*args: Any) -> list[str]:
         raise RuntimeError("context store unavailable")

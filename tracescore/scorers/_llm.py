@@ -112,8 +112,23 @@ def tool_context(output: Any) -> list[str]:
 
 async def call_get_context(get_context: Any, run: Any, results: Any, score: float | None,
                            step: str) -> list[str]:
-    """Call a user's ``get_context(run, results, score, step)``, sync or async."""
-    value = get_context(run, results, score, step)
+    """Call a user's ``get_context(run, results, score, step)``, sync or async.
+
+    Arguments go by position; a function that only takes them by keyword
+    (``def f(*, run, results, score, step)`` or ``**kwargs``) gets them by keyword.
+    """
+    args = (run, results, score, step)
+    try:
+        inspect.signature(get_context).bind(*args)
+        by_keyword = False
+    except TypeError:
+        by_keyword = True
+    except ValueError:  # no signature (some builtins): call by position
+        by_keyword = False
+    if by_keyword:
+        value = get_context(run=run, results=results, score=score, step=step)
+    else:
+        value = get_context(*args)
     if inspect.isawaitable(value):
         value = await value
     return as_context(value)

@@ -128,7 +128,7 @@ def create_trajectory_accuracy_scorer_code(
         if not steps:
             return Record(actual_trajectory=_dump_trajectory(actual), expected_trajectory=None,
                           comparison=None, actual_step_names=actual_names,
-                          expected_step_names=[], error=NO_EXPECTED)
+                          expected_step_names=[], error=NO_EXPECTED, reason=NO_EXPECTED)
         set_fields = item.model_fields_set if item is not None else set()
         eff_ordering = item.ordering if item is not None and "ordering" in set_fields \
             else base_ordering
