@@ -257,3 +257,15 @@ def test_run_evals_sync_is_a_shell_over_run_evals() -> None:
 async def test_run_evals_sync_refuses_a_running_loop() -> None:
     with pytest.raises(RuntimeError, match="await run_evals"):
         run_evals_sync(lambda text: text, [{"input": "x"}], scorers=[fixed("f", 0.5)])
+
+
+def test_agent_response_and_workflow_result_take_positional_fields() -> None:
+    from tracescore.evals import WorkflowRunResult
+
+    response = AgentResponse(["hi"], trace_id="t" * 32)
+    assert [(m.role, m.content) for m in response.messages] == [("assistant", "hi")]
+    assert response.text == "hi" and response.trace_id == "t" * 32
+    run = WorkflowRunResult("success", {"total": 1}, {"s": {"status": "success"}}, ["s"])
+    assert (run.status, run.result, run.step_execution_path) == ("success", {"total": 1}, ["s"])
+    assert WorkflowRunResult(steps={"a": {"status": "success"}}).step_results == {
+        "a": {"status": "success"}}

@@ -14,6 +14,9 @@ from pydantic.alias_generators import to_camel
 from tracescore.model import Message, to_messages
 
 
+_UNSET: Any = object()
+
+
 class _EvalModel(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -80,6 +83,12 @@ class AgentResponse(_EvalModel):
     span_id: str | None = None
     """The agent run's span in that trace."""
 
+    def __init__(self, messages: Any = _UNSET, /, **data: Any) -> None:
+        """``AgentResponse(messages, trace_id=None, span_id=None)``; messages may be positional."""
+        if messages is not _UNSET:
+            data["messages"] = messages
+        super().__init__(**data)
+
     @model_validator(mode="before")
     @classmethod
     def _coerce_messages(cls, data: Any) -> Any:
@@ -111,6 +120,15 @@ class WorkflowRunResult(_EvalModel):
     """The workflow run's span in that trace."""
     error: Any = None
     """Why the run failed, when it did."""
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        """``WorkflowRunResult(status, result, step_results, step_execution_path, ...)``; the
+        first four may be positional."""
+        names = ("status", "result", "step_results", "step_execution_path")
+        if len(args) > len(names):
+            raise TypeError(f"WorkflowRunResult takes at most {len(names)} positional arguments")
+        data.update(zip(names, args, strict=False))
+        super().__init__(**data)
 
     @model_validator(mode="before")
     @classmethod
