@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
-
-from pydantic import BaseModel
 
 from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge
+from ._runs import coerce_prepared, construct, make_run
 from ._steps import (
     STEP_ORDER,
     NotScorableSignal,
@@ -39,14 +37,6 @@ ScorerType = Literal["agent", "trajectory"]
 StepFunction = Callable[..., Any]
 Step = StepFunction | PromptStep | Mapping[str, Any]
 PrepareRun = Callable[[ScorerRun], "ScorerRun | Mapping[str, Any] | None | Awaitable[Any]"]
-
-_PROMPT_FIELD = {
-    "preprocess": "preprocess_prompt",
-    "analyze": "analyze_prompt",
-    "generate_score": "generate_score_prompt",
-    "generate_reason": "generate_reason_prompt",
-}
-
 
 class _RunState:
     """What a run has produced so far (turned into the result, or the error's snapshot)."""
@@ -224,14 +214,14 @@ class Scorer(Generic[InputT, OutputT]):
         if self._problem is not None:
             step, message = self._problem
             raise PipelineIncompleteError(message, scorer_id=self.id, step=step)
-        scorer_run = _make_run(run, input, output, run_id, request_context, ground_truth,
+        scorer_run = make_run(run, input, output, run_id, request_context, ground_truth,
                                expected_trajectory)
         if self._prepare is not None:
             try:
                 prepared = await self._prepare.call(scorer_run)
             except Exception as exc:
                 raise ScorerRunError("prepare_run", (), None, exc, scorer_id=self.id) from exc
-            scorer_run = _coerce_prepared(prepared, scorer_run)
+            scorer_run = coerce_prepared(prepared, scorer_run)
         state = _RunState()
         for spec, judge in self._plan:
             name = spec.name
@@ -310,7 +300,7 @@ class Scorer(Generic[InputT, OutputT]):
         self, run: ScorerRun, state: _RunState, not_scorable: NotScorable | None
     ) -> ScorerRunResult:
         prompts = state.prompts or _NO_PROMPTS
-        return _construct(ScorerRunResult, {
+        return construct(ScorerRunResult, {
             "run_id": run.run_id,
             "scorer_id": self.id,
             "score": state.score if not_scorable is None else None,
@@ -332,32 +322,6 @@ class Scorer(Generic[InputT, OutputT]):
 
 
 _NO_PROMPTS: dict[str, str] = {}
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def _construct(cls: type[_M], values: dict[str, Any]) -> _M:
-    """Build a pydantic model from trusted values holding every field, without validation.
-
-    pydantic's ``model_construct`` costs ~10 µs for ScorerRunResult (alias handling); this is
-    the part of it we need, and a test checks the outcome equals a validated model.
-    """
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
-
-
-def _new_run_id() -> str:
-    """A random (version 4) UUID string, about 4x cheaper than ``str(uuid.uuid4())``."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
 def _store(state: _RunState, name: str, value: Any) -> None:
     if name == "preprocess":
         state.preprocess = value
@@ -391,64 +355,6 @@ def _as_reason(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):  # pragma: no cover
         return str(value)
-
-
-def _make_run(
-    run: ScorerRun | Mapping[str, Any] | None,
-    input: Any,  # noqa: A002
-    output: Any,
-    run_id: str | None,
-    request_context: Mapping[str, Any] | None,
-    ground_truth: Any,
-    expected_trajectory: Any,
-) -> ScorerRun:
-    if request_context is not None and not isinstance(request_context, Mapping):
-        raise TypeError(f"request_context must be a dict, got {type(request_context).__name__}")
-    if run is None:
-        return _construct(ScorerRun, {
-            "run_id": run_id or _new_run_id(),
-            "input": input,
-            "output": output,
-            "ground_truth": ground_truth,
-            "expected_trajectory": expected_trajectory,
-            "request_context": dict(request_context) if request_context is not None else None,
-            "trace_id": None,
-            "span_id": None,
-        })
-    if isinstance(run, ScorerRun):
-        base = run
-    elif isinstance(run, Mapping):
-        base = ScorerRun.model_validate(run)
-    else:
-        raise TypeError(
-            "scorer.run() takes the run's fields as keywords (input=..., output=...) or a "
-            f"ScorerRun / dict as its only positional argument, got {type(run).__name__}"
-        )
-    updates = {k: v for k, v in (("input", input), ("output", output), ("run_id", run_id),
-                                 ("request_context", request_context),
-                                 ("ground_truth", ground_truth),
-                                 ("expected_trajectory", expected_trajectory)) if v is not None}
-    return base.model_copy(update=updates) if updates else base
-
-
-_RUN_FIELDS: dict[str, str] = {
-    **{name: name for name in ScorerRun.model_fields},
-    **{f.alias: name for name, f in ScorerRun.model_fields.items() if f.alias},
-}
-
-
-def _coerce_prepared(prepared: Any, original: ScorerRun) -> ScorerRun:
-    if prepared is None:
-        return original
-    if isinstance(prepared, ScorerRun):
-        return prepared
-    if isinstance(prepared, Mapping):
-        unknown = [k for k in prepared if k not in _RUN_FIELDS]
-        if unknown:
-            raise TypeError(f"prepare_run returned unknown ScorerRun fields {unknown}")
-        return original.model_copy(update={_RUN_FIELDS[k]: v for k, v in prepared.items()})
-    raise TypeError(f"prepare_run must return a ScorerRun, a dict or None, got "
-                    f"{type(prepared).__name__}")
 
 
 def create_scorer(
