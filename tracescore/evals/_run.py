@@ -33,6 +33,7 @@ async def run_evals(
     store: Any = None,
     *,
     progress: bool | None = None,
+    store_api_key: str | None = None,
 ) -> EvalResult:
     """Run ``target`` on every item of ``data``, score it, and return averages and a verdict.
 
@@ -55,6 +56,8 @@ async def run_evals(
         store: a database path or a running server's ``http(s)://`` URL (or an open ``Store``):
             every scorer run is written to ``scores`` with ``source = 'eval'``.
         progress: draw a progress bar on stderr (default: when stderr is a terminal).
+        store_api_key: the server's API key, sent as ``Authorization: Bearer`` with
+            ``store="http(s)://..."``.
 
     Raises:
         EvalValidationError: the data, scorers, gates or thresholds cannot be run (nothing ran).
@@ -76,7 +79,7 @@ async def run_evals(
                else WorkflowTarget(target, threaded=threaded))
     eval_run_id = str(uuid.uuid4())
     name = target_name(target)
-    sink = ScoreSink(store) if store is not None else None
+    sink = ScoreSink(store, api_key=store_api_key) if store is not None else None
     if sink is not None:
         await sink.open()
     runner = ItemRunner(plan, adapter, target_options=options,

@@ -28,8 +28,9 @@ def is_url(store: Any) -> bool:
 class ScoreSink:
     """Where rows go: a ``Store`` opened on a path, a ``Store`` given open, or a server URL."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, *, api_key: str | None = None) -> None:
         self._given = store
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._store: Any = None
         self._owns_store = False
         self._client: Any = None
@@ -41,7 +42,7 @@ class ScoreSink:
         if self._store is not None:
             return self._store if callable(getattr(self._store, "fetch_trace_rows", None)) \
                 else None
-        return HttpTraceRows(self._url) if self._url else None
+        return HttpTraceRows(self._url, headers=self._headers) if self._url else None
 
     async def open(self) -> None:
         """Open the database (or the HTTP client) before the first item runs."""
@@ -50,7 +51,7 @@ class ScoreSink:
             import httpx
 
             self._url = store.rstrip("/")
-            self._client = httpx.AsyncClient(timeout=30.0)
+            self._client = httpx.AsyncClient(timeout=30.0, headers=self._headers)
         elif isinstance(store, (str, os.PathLike)):
             from tracescore.store import Store
 
@@ -97,7 +98,7 @@ _SPAN_ROWS_SQL = (
     "SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind, "
     "epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms, "
     "status_code, status_message, attributes, resource_attributes, events, links, scope_name, "
-    "scope_version FROM spans WHERE trace_id = '{trace_id}' ORDER BY start_time, span_id"
+    "scope_version FROM spans WHERE trace_id = ? ORDER BY start_time, span_id"
 )
 
 
@@ -109,8 +110,9 @@ class HttpTraceRows:
 
     blocking = True
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None) -> None:
         self._url = url
+        self._headers = dict(headers or {})
 
     def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]:
         """The trace's span rows (JSON columns as text; ``load_trace`` parses them)."""
@@ -120,8 +122,8 @@ class HttpTraceRows:
         if len(trace_id) != 32 or not set(trace_id) <= _HEX:
             return []
         response = httpx.post(f"{self._url}/api/sql",
-                              json={"sql": _SPAN_ROWS_SQL.format(trace_id=trace_id)},
-                              timeout=30.0)
+                              json={"sql": _SPAN_ROWS_SQL, "params": [trace_id]},
+                              headers=self._headers, timeout=30.0)
         response.raise_for_status()
         body = response.json()
         return [dict(zip(body["columns"], row, strict=False)) for row in body["rows"]]
