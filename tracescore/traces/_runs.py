@@ -35,7 +35,7 @@ def _run(trace: Trace, step: Step | None, input: Any, output: Any) -> ScorerRun:
         input=input,
         output=output,
         trace_id=trace.trace_id or None,
-        span_id=step.span_id if step is not None else None,
+        span_id=(step.span_id or None) if step is not None else None,
         request_context=_context(step) if step is not None else None,
     )
 
@@ -171,7 +171,7 @@ def scorer_input(trace: Trace, span_id: str | None = None) -> dict[str, Any]:
         trajectory = trajectory_of([step])
     return {
         "trace_id": trace.trace_id,
-        "span_id": step.span_id,
+        "span_id": step.span_id or None,
         "kind": kind,
         "input": input,
         "output": output,

@@ -34,11 +34,34 @@ def outermost(trace: Trace, kinds: frozenset[str]) -> Step | None:
 
 
 def default_target(trace: Trace) -> Step | None:
-    """The outermost agent or workflow run, else the first root step (None for an empty trace)."""
+    """The outermost agent or workflow run, else the root step (None for an empty trace).
+
+    A trace whose root is missing (its spans' parent never arrived) and that holds no run has
+    several roots: they are taken together, as one unnamed run with no span id.
+    """
     run = outermost(trace, RUN_KINDS)
     if run is not None:
         return run
+    if len(trace.steps) > 1:
+        return forest_step(trace)
     return trace.steps[0] if trace.steps else None
+
+
+def forest_step(trace: Trace) -> Step:
+    """A step (no span id) whose children are all the trace's root steps; parents are untouched."""
+    step = Step(
+        "",
+        "agent_run",
+        "(trace)",
+        start_time_ns=trace.start_time_ns or 0,
+        end_time_ns=trace.end_time_ns,
+    )
+    step.hint = "forest"
+    step.children = list(trace.steps)
+    if any(s.kind in TOOL_KINDS or s.is_model_call for s in walk_steps(trace.steps)):
+        return step
+    step.kind = "generic"
+    return step
 
 
 def default_agent(trace: Trace) -> Step | None:
@@ -56,7 +79,7 @@ def find_target_spans(trace: Trace, kind: str) -> list[str]:
     """
     if kind == "trace":
         target = default_target(trace)
-        return [target.span_id] if target is not None else []
+        return [target.span_id] if target is not None and target.span_id else []
     out: list[str] = []
     for step in walk_steps(trace.steps):
         if kind == "model_generation":
@@ -74,6 +97,7 @@ __all__ = [
     "TargetKind",
     "default_agent",
     "default_target",
+    "forest_step",
     "find_target_spans",
     "outermost",
     "step_of",

@@ -213,18 +213,16 @@ def trajectory_of(
 def extract_trajectory_from_trace(trace: Trace, root_span_id: str | None = None) -> Trajectory:
     """The hierarchical trajectory of a trace, or of the subtree under ``root_span_id``.
 
-    With no root given: a trace with one root uses it (or, when that root is only plumbing such
-    as an HTTP server span, the outermost agent or workflow run beneath it); a trace whose root
-    is missing uses all its root spans.
+    With no root given: the outermost agent or workflow run is the container (beneath plumbing
+    such as an HTTP server span); a trace with no run uses its root span, or all its root spans
+    when the root is missing.
     """
     if root_span_id is not None:
         return trajectory_of([step_of(trace, root_span_id)])
-    roots = trace.steps
-    if len(roots) == 1 and roots[0].kind not in _CONTAINERS:
-        target = default_target(trace)
-        if target is not None and target.kind in _CONTAINERS:
-            return trajectory_of([target])
-    return trajectory_of(roots, span_range_ns=(trace.start_time_ns, trace.end_time_ns))
+    target = default_target(trace)
+    if target is not None and target.kind in _CONTAINERS:
+        return trajectory_of([target])
+    return trajectory_of(trace.steps, span_range_ns=(trace.start_time_ns, trace.end_time_ns))
 
 
 __all__ = ["convert", "extract_trajectory_from_trace", "trajectory_of", "workflow_result"]

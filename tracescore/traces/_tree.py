@@ -10,6 +10,8 @@ Adapters see one span at a time; some decisions need its neighbours:
 - An AI SDK ``ai.generateText``/``ai.streamText`` span is an agent run when it is the trace's
   top span or loops over tools (several model calls or tool calls beneath); otherwise it is a
   model-call wrapper.
+- A plain root span over model or tool calls, with no agent or workflow run anywhere, is an
+  implicit agent run (an app that instruments only its LLM client under its own span).
 - Model calls: a model step with no model step beneath it is one request to the model
   (``is_model_call``); wrappers (Mastra's ``model_generation`` over its ``model_step`` spans, a
   Mastra ``model_step`` over its ``model_inference``, the AI SDK's top call) are not. A wrapper
@@ -44,9 +46,27 @@ def build_steps(trace: Trace) -> list[Step]:
         stack.extend((child, step) for child in reversed(span.children))
     for root in roots:
         _classify(root)
+        _implicit_agent(root)
     for root in roots:
         _resolve_calls(root)
     return roots
+
+
+def _implicit_agent(root: Step) -> None:
+    """A plain root span (an HTTP handler, a script's own span) over model or tool calls and no
+    agent or workflow run is the agent run of that trace."""
+    if root.kind != "generic" or root.hint is not None:
+        return
+    has_work = False
+    for below in root.descendants():
+        if below.kind in RUN_KINDS:
+            return
+        if below.kind in MODEL_KINDS or below.kind in TOOL_KINDS:
+            has_work = True
+    if has_work:
+        root.kind = "agent_run"
+        root.hint = "implicit_agent"
+        root.agent_id = root.name
 
 
 def _classify(root: Step) -> None:
