@@ -11,7 +11,7 @@ def test_defaults_match_the_documented_values() -> None:
     live = parse_live_settings(None)
     assert (live.interval_seconds, live.settle_seconds, live.max_wait_seconds) == (2, 10, 300)
     assert (live.concurrency, live.max_attempts, live.retry_base_seconds) == (8, 3, 30)
-    assert live.budget.max_judge_cost_usd_per_hour is None
+    assert live.budget.max_judge_cost_usd_per_hour == 5.0
 
 
 def test_issue_example_parses() -> None:

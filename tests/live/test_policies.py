@@ -61,4 +61,6 @@ def test_budget_caps() -> None:
     assert reason is not None and "max_judge_cost_usd_per_hour" in reason
     guard.set_snapshot(BudgetUsage())
     assert guard.exceeded() is None
-    assert not BudgetGuard(BudgetSettings()).active
+    no_caps = BudgetSettings(max_judge_cost_usd_per_hour=0, max_judge_cost_usd_per_day=None,
+                             max_judge_tokens_per_hour=0)
+    assert not BudgetGuard(no_caps).active

@@ -9,7 +9,14 @@ import pytest
 from tracescore.live import ConfigError, LiveScheduler, is_sampled, score_id_for
 from tracescore.scoring import create_scorer, not_scorable
 
-from .conftest import fast_settings, open_decisions, run_until_quiet, scheduler
+from .conftest import (
+    clone_trace,
+    fast_settings,
+    fixture_traces,
+    open_decisions,
+    run_until_quiet,
+    scheduler,
+)
 
 
 def counting_scorer(id: str = "count-tools", **kwargs: Any) -> Any:  # noqa: A002
@@ -182,6 +189,15 @@ async def test_traces_without_a_target_are_filtered_out(store: Any, add_traces: 
     [d] = decisions(store)
     assert (d["decision"], d["span_id"], d["last_error"]) == (
         "filtered_out", "", "no workflow_run span in the trace")
+
+
+async def test_agent_scorers_skip_traces_without_an_agent(store: Any, add_traces: Any) -> None:
+    [rows] = [clone_trace(fixture_traces()[0])[-1:]]  # only the root span ...
+    rows[0].update(name="GET /health", attributes={"http.route": "/health"})  # not an agent
+    store.write_spans_sync(rows)
+    await run_until_quiet(scheduler(store, counting_scorer()))
+    [d] = decisions(store)
+    assert (d["decision"], d["last_error"]) == ("filtered_out", "no agent_run span in the trace")
 
 
 async def test_disabled_scorers_do_not_run(store: Any, add_traces: Any) -> None:

@@ -40,13 +40,13 @@ class _Strict(BaseModel):
 
 
 class BudgetSettings(_Strict):
-    """``[live.budget]``: caps on judge spend over sliding windows (None or 0 = no cap)."""
+    """``[live.budget]``: caps on judge spend over sliding windows (0 = no cap)."""
 
-    max_judge_cost_usd_per_hour: float | None = Field(default=None, ge=0)
+    max_judge_cost_usd_per_hour: float | None = Field(default=5.0, ge=0)
     """Judge cost (USD) of the last 60 minutes above which judge scorers wait as over_budget."""
-    max_judge_cost_usd_per_day: float | None = Field(default=None, ge=0)
+    max_judge_cost_usd_per_day: float | None = Field(default=50.0, ge=0)
     """Judge cost (USD) of the last 24 hours above which judge scorers wait."""
-    max_judge_tokens_per_hour: int | None = Field(default=None, ge=0)
+    max_judge_tokens_per_hour: int | None = Field(default=2_000_000, ge=0)
     """Judge tokens (input + output) of the last 60 minutes above which judge scorers wait."""
 
 

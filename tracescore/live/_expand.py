@@ -95,15 +95,17 @@ def expand(
     for reg in scorers:
         whole = PairKey(trace_id, WHOLE_TRACE, reg.id, reg.version)
         try:
-            span_ids = target_span_ids(trace, reg.target)
+            span_ids = target_span_ids(trace, reg.target, getattr(reg.scorer, "type", None))
         except Exception as exc:  # noqa: BLE001
             out.decisions.append(decision_row(
                 whole, "failed", now=now,
                 last_error=f"could not find the {reg.target} spans: {short_error(exc)}"))
             continue
         if not span_ids:
+            what = "agent_run" if reg.target == "trace" and getattr(
+                reg.scorer, "type", None) == "agent" else reg.target
             out.decisions.append(decision_row(
-                whole, "filtered_out", now=now, last_error=f"no {reg.target} span in the trace"))
+                whole, "filtered_out", now=now, last_error=f"no {what} span in the trace"))
             continue
         for span_id in span_ids:
             key = PairKey(trace_id, span_id, reg.id, reg.version)

@@ -12,18 +12,21 @@ from typing import Any
 from tracescore.model import ScorerRun
 
 
-def target_span_ids(trace: Any, target: str) -> list[str]:
+def target_span_ids(trace: Any, target: str, scorer_type: str | None = None) -> list[str]:
     """The span ids a scorer with this ``target`` scores in the trace (in trace order).
 
-    ``trace``: the outermost agent run, else the root span (one id, or none for an empty trace).
-    A span kind: every span of that normalized kind.
+    ``trace``: for an agent scorer the outermost agent run (none when the trace has no agent
+    run); for other scorers the outermost agent or workflow run, else the root span. A span
+    kind: every span of that normalized kind.
     """
     from tracescore.traces import find_target_spans
 
-    found = find_target_spans(trace, target)
+    if target == "trace" and scorer_type == "agent":
+        found = find_target_spans(trace, "agent_run")[:1]
+    else:
+        found = find_target_spans(trace, target)
     ids: list[str] = []
-    for item in found or ():
-        span_id = item if isinstance(item, str) else getattr(item, "span_id", None)
+    for span_id in found or ():
         if span_id and span_id not in ids:
             ids.append(span_id)
     return ids

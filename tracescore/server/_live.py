@@ -1,0 +1,159 @@
+"""The live scorer inside ``tracescore serve``: config at ``create_app``, the scheduler in the
+lifespan, and the ``/api/live`` routes.
+
+``mount_live(app)`` (a ``create_app`` mount) reads ``[live]``, ``[live.budget]`` and
+``[[scorers]]`` from the settings' config file, builds every scorer and checks every filter, so
+a bad entry stops start-up with one sentence (``ConfigError``); it then adds the routes and
+appends ``live_lifespan`` to ``app.state.lifespan_hooks``, which starts the ``LiveScheduler`` on
+``app.state.store`` once the store is open and stops it (letting runs in flight finish) before
+the store closes. The running scheduler is ``app.state.live`` (None when ``[live] enabled =
+false``). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
+
+Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``POST
+/api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from pydantic import BaseModel, Field
+
+from ._errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["live"])
+
+
+def _load(settings: Any) -> tuple[Any, Any]:
+    from tracescore.live import ConfigError as LiveConfigError
+    from tracescore.live import load_live_config
+
+    path = getattr(settings, "config_path", None)
+    try:
+        return load_live_config(
+            getattr(settings, "config", None) or {},
+            source=path or "the built-in defaults",
+            base_dir=Path(path).resolve().parent if path else None,
+            judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
+            judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
+        )
+    except LiveConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def mount_live(app: FastAPI) -> None:
+    """Validate the live config of ``app.state.settings``, add the routes and the lifespan hook."""
+    live_settings, registry = _load(app.state.settings)
+    app.state.live = None
+    app.state.live_setup = (live_settings, registry)
+    hooks = app.state.lifespan_hooks
+    if live_settings.enabled and live_lifespan not in hooks:
+        hooks.append(live_lifespan)
+    app.include_router(router)
+
+
+@contextlib.asynccontextmanager
+async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Run the live scheduler while the app serves."""
+    from tracescore.live import ConfigError as LiveConfigError
+    from tracescore.live import LiveScheduler
+
+    live_settings, registry = app.state.live_setup
+    scheduler = LiveScheduler(app.state.store, registry, live_settings)
+    try:
+        await scheduler.start()
+    except LiveConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    app.state.live = scheduler
+    try:
+        yield
+    finally:
+        app.state.live = None
+        await scheduler.stop()
+        log.info("live scoring stopped")
+
+
+def _scheduler(request: Request) -> Any:
+    """The running scheduler, or an idle one over the same registry (live scoring off)."""
+    state = request.app.state
+    if state.live is not None:
+        return state.live
+    from tracescore.live import LiveScheduler
+
+    live_settings, registry = state.live_setup
+    return LiveScheduler(state.store, registry, live_settings)
+
+
+@router.get("/api/live/scorers")
+async def list_scorers(request: Request) -> dict[str, Any]:
+    """Each registered scorer: version, state, decision counts, average score, judge spend."""
+    from tracescore.live import scorer_summary
+
+    live = _scheduler(request)
+    running = request.app.state.live is not None
+    status = live.status()
+    if not running:
+        for row in status:
+            if row["state"] == "running":
+                row["state"], row["note"] = "stopped", "live scoring is off ([live] enabled)"
+    rows = await asyncio.to_thread(scorer_summary, live.store.read, status)
+    stats = live.stats
+    return {
+        "running": running,
+        "scorers": rows,
+        "traces_waiting": stats.traces_waiting,
+        "scoring_lag_seconds": stats.scoring_lag_seconds,
+        "last_tick_at": stats.last_tick_at.isoformat() + "Z" if stats.last_tick_at else None,
+        "last_tick_error": stats.last_tick_error,
+    }
+
+
+@router.post("/api/live/scorers/{scorer_id}/resume")
+async def resume_scorer(request: Request, scorer_id: str) -> dict[str, Any]:
+    """Run a scorer paused by an authentication error again."""
+    live = request.app.state.live
+    if live is None or live.registry.get(scorer_id) is None:
+        raise HTTPException(404, f"no running scorer {scorer_id!r}; see GET /api/live/scorers")
+    return {"scorer": scorer_id, "resumed": live.resume(scorer_id)}
+
+
+class BackfillRequest(BaseModel):
+    """The body of ``POST /api/live/backfill``."""
+
+    scorer: str = Field(min_length=1)
+    since: str | None = None
+    until: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    dry_run: bool = False
+
+
+@router.post("/api/live/backfill")
+async def post_backfill(request: Request, body: BackfillRequest) -> dict[str, Any]:
+    """Score (or count and estimate, with ``dry_run``) a scorer's undecided past traces."""
+    from tracescore.live import backfill
+
+    from ._timeparse import parse_since
+
+    try:
+        since = parse_since(body.since) if body.since else None
+        until = parse_since(body.until) if body.until else None
+    except ValueError as exc:
+        raise HTTPException(400, f"since/until: {exc}") from None
+    live = _scheduler(request)
+    if request.app.state.live is None:
+        await live.prepare()
+    result: dict[str, Any] = await backfill(live, body.scorer, since=since, until=until,
+                                            limit=body.limit, dry_run=body.dry_run)
+    return result
+
+
+__all__ = ["live_lifespan", "mount_live", "router"]

@@ -1,0 +1,96 @@
+"""``GET /metrics``: Prometheus text from the ingest counters, the writer and the live scorer.
+
+``mount_metrics(app)`` adds the route. Values are read at scrape time from ``app.state``
+(``ingest_stats``, ``store.stats()``, ``live.stats``) by a collector on a registry of this app,
+so nothing is global and a scrape costs no database query. The names are the ones the Grafana
+dashboard queries:
+
+- ``tracescore_spans_received_total{project}``, ``tracescore_spans_rejected_total{reason}``,
+  ``tracescore_ingest_requests_total{transport,status}`` (counters)
+- ``tracescore_write_queue_depth`` (gauge: rows waiting for the writer)
+- ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
+- ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
+  ``tracescore_judge_cost_usd_total{scorer_id}`` (counters, since the process started)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.responses import Response
+
+
+class _AppCollector:
+    """Builds the metric families from ``app.state`` on each scrape."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        state = self._app.state
+        ingest = getattr(state, "ingest_stats", None)
+        received = CounterMetricFamily("tracescore_spans_received", "Spans accepted (committed)",
+                                       labels=["project"])
+        rejected = CounterMetricFamily("tracescore_spans_rejected", "Spans or records rejected",
+                                       labels=["reason"])
+        requests = CounterMetricFamily("tracescore_ingest_requests", "OTLP export requests",
+                                       labels=["transport", "status"])
+        if ingest is not None:
+            for project, n in sorted(ingest.spans_received.items()):
+                received.add_metric([project], n)
+            for reason, n in sorted(ingest.rejected.items()):
+                rejected.add_metric([reason], n)
+            for (transport, outcome), n in sorted(ingest.requests.items()):
+                requests.add_metric([transport, outcome], n)
+        yield from (received, rejected, requests)
+
+        store = getattr(state, "store", None)
+        depth = store.stats().pending_rows if store is not None and store.is_open else 0
+        yield GaugeMetricFamily("tracescore_write_queue_depth", "Rows waiting for the writer",
+                                value=depth)
+
+        live = getattr(state, "live", None)
+        stats = live.stats if live is not None else None
+        yield GaugeMetricFamily("tracescore_traces_waiting",
+                                "Settled traces with a scorer still to run",
+                                value=stats.traces_waiting if stats else 0)
+        yield GaugeMetricFamily("tracescore_scoring_lag_seconds",
+                                "Age of the oldest ready trace still waiting for a scorer",
+                                value=stats.scoring_lag_seconds if stats else 0.0)
+        scores = CounterMetricFamily("tracescore_scores", "Score rows written by live scoring",
+                                     labels=["scorer_id", "status"])
+        tokens = CounterMetricFamily("tracescore_judge_tokens", "Judge tokens spent",
+                                     labels=["scorer_id", "kind"])
+        cost = CounterMetricFamily("tracescore_judge_cost_usd", "Judge cost in USD",
+                                   labels=["scorer_id"])
+        if stats is not None:
+            for (scorer_id, status), n in sorted(stats.scores_total.items()):
+                scores.add_metric([scorer_id, status], n)
+            for (scorer_id, kind), n in sorted(stats.judge_tokens_total.items()):
+                tokens.add_metric([scorer_id, kind], n)
+            for scorer_id, amount in sorted(stats.judge_cost_usd_total.items()):
+                cost.add_metric([scorer_id], amount)
+        yield from (scores, tokens, cost)
+
+
+def mount_metrics(app: FastAPI) -> None:
+    """Serve ``GET /metrics`` (Prometheus text format) for this app."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_AppCollector(app))  # type: ignore[arg-type]
+    app.state.metrics_registry = registry
+
+    async def metrics(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_route("/metrics", metrics, methods=["GET"], include_in_schema=False)
+
+
+__all__ = ["mount_metrics"]
