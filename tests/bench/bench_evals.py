@@ -26,7 +26,8 @@ def _scorers() -> tuple[list[Any], list[Any]]:
         lambda run, results: 1.0 if get_assistant_message(run.output) == run.ground_truth else 0.0)
     words = (create_scorer("words", "x")
              .preprocess(lambda run, results: get_assistant_message(run.output).split())
-             .generate_score(lambda run, results: min(1.0, len(results.preprocess_step_result) / 5)))
+             .generate_score(lambda run, results:
+                             min(1.0, len(results.preprocess_step_result) / 5)))
     return [gate], [{"scorer": length, "threshold": 0.2}, exact, words]
 
 

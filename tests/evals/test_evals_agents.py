@@ -269,3 +269,13 @@ def test_agent_response_and_workflow_result_take_positional_fields() -> None:
     assert (run.status, run.result, run.step_execution_path) == ("success", {"total": 1}, ["s"])
     assert WorkflowRunResult(steps={"a": {"status": "success"}}).step_results == {
         "a": {"status": "success"}}
+
+
+async def test_an_input_that_is_no_message_still_reaches_the_scorers() -> None:
+    seen: list[Any] = []
+    scorer = create_scorer("rec", "x").generate_score(
+        lambda run, results: seen.append(run.input) or 1.0)
+    result = await run_evals(lambda value: "done", [{"input": {"parts": "not a list"}}],
+                             scorers=[scorer])
+    assert result.summary.errors == 0 and result.scores == {"rec": 1.0}
+    assert isinstance(seen[0], AgentInput) and "not a list" in seen[0].input_messages[0].content

@@ -116,10 +116,17 @@ class ItemRunner:
         else:
             shown_input = [t.input for t in item_plan.turns]
         outcome = ItemOutcome(item_plan, ItemResult(index=item_plan.index, input=shown_input))
-        if isinstance(self._target, WorkflowTarget):
-            await self._run_workflow(outcome, self._target)
-        else:
-            await self._run_agent(outcome, self._target)
+        try:
+            if isinstance(self._target, WorkflowTarget):
+                await self._run_workflow(outcome, self._target)
+            else:
+                await self._run_agent(outcome, self._target)
+        except Exception as exc:
+            if self._fail_fast:
+                raise
+            # Anything not caught where it happened still stays on this item.
+            phase: ErrorPhase = "target" if outcome.target_result is None else "scoring"
+            self._record(outcome, exc, phase, f"run_evals failed: {_describe(exc)}")
         return outcome
 
     # -- failures -----------------------------------------------------------------------------
@@ -204,7 +211,7 @@ class ItemRunner:
                 self._record(outcome, exc, "target", f"target failed{where}: {_describe(exc)}")
                 break
             responses.append(response)
-            turn_input = to_agent_input(turn.input)
+            turn_input = _agent_input(turn.input)
             if plan.mode == "turns":
                 await self._run_turn(outcome, index, turn, turn_input, history, response)
             history.extend(turn_input.input_messages)
@@ -217,7 +224,7 @@ class ItemRunner:
         outcome.target_result = combined if plan.mode != "single" else responses[0]
         outcome.result.output = list(combined.messages)
         outcome.result.trace_id = combined.trace_id
-        scope = _Scope(to_agent_input(turns[0].input), list(combined.messages), item.ground_truth,
+        scope = _Scope(_agent_input(turns[0].input), list(combined.messages), item.ground_truth,
                        None, _Lazy(lambda: self._agent_trajectory(responses)),
                        combined.trace_id, combined.span_id)
         await self._assert_all(outcome, self._plan.gates, scope, outcome.result.gate_results)
@@ -302,6 +309,14 @@ def _get(value: Any, name: str) -> Any:
     if isinstance(value, Mapping):
         return value.get(name)
     return getattr(value, name, None)
+
+
+def _agent_input(value: Any) -> AgentInput:
+    """The scorer input of an agent turn; an input no message can be made of becomes its text."""
+    try:
+        return to_agent_input(value)
+    except Exception:
+        return AgentInput(input_messages=[Message(role="user", content=str(value))])
 
 
 def _combined(responses: list[AgentResponse]) -> AgentResponse:

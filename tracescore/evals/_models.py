@@ -13,7 +13,6 @@ from pydantic.alias_generators import to_camel
 
 from tracescore.model import Message, to_messages
 
-
 _UNSET: Any = object()
 
 

@@ -108,8 +108,8 @@ async def run_evals(
                     exc.add_note(f"run_evals: data item {outcome.plan.index} ({message})")
                     raise
         if sink is not None and outcome.runs:
-            rows, executions = rows_for_item(outcome, eval_run_id=eval_run_id, target=name)
             try:
+                rows, executions = rows_for_item(outcome, eval_run_id=eval_run_id, target=name)
                 await sink.write(rows, executions)
             except Exception as exc:
                 logger.warning("writing eval scores of item %d failed: %s", outcome.plan.index,
