@@ -68,7 +68,11 @@ def main() -> None:
     _measure("rows -> Trace -> step tree", assemble, rows)
     _measure("rows -> Trace -> agent run + trajectory", agent_and_trajectory, rows)
     _measure("rows -> Trace -> scorer_input (JSON-ready dict)", scorer_input_json, rows)
-    for folder in ("py-openinference-openai", "py-openai-v2-genai-span", "aisdk5-experimental-telemetry"):
+    for folder in (
+        "py-openinference-openai",
+        "py-openai-v2-genai-span",
+        "aisdk5-experimental-telemetry",
+    ):
         other = _rows(folder, "turn1")
         _measure(f"{folder} turn1 ({len(other)} spans): scorer_input", scorer_input_json, other)
 

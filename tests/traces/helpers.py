@@ -23,7 +23,9 @@ FOLDERS = sorted(INDEX)
 def fixture_rows(folder: str) -> tuple[dict[str, Any], ...]:
     """Span rows of a fixture folder: its captured request body through ``span_dicts_from_otlp``."""
     body = base64.b64decode((FIXTURES / folder / "0001-traces.b64").read_text())
-    content_type = json.loads((FIXTURES / folder / "0001-traces.meta.json").read_text())["content_type"]
+    content_type = json.loads((FIXTURES / folder / "0001-traces.meta.json").read_text())[
+        "content_type"
+    ]
     return tuple(span_dicts_from_otlp(body, content_type=content_type))
 
 

@@ -73,9 +73,14 @@ def test_missing_root_transforms_what_the_trace_has() -> None:
     ]
     run = trace_to_agent_run(trace)
     assert run.span_id is None
-    assert [m.content for m in run.input.input_messages] == [SCENARIO["turn1"]["input_messages"][0]["text"]]
+    assert [m.content for m in run.input.input_messages] == [
+        SCENARIO["turn1"]["input_messages"][0]["text"]
+    ]
     assert run.output[0].content == SCENARIO["turn1"]["final_text"]
-    assert [i.tool_name for i in run.output[0].tool_invocations] == ["get_weather", "convert_temperature"]
+    assert [i.tool_name for i in run.output[0].tool_invocations] == [
+        "get_weather",
+        "convert_temperature",
+    ]
     data = scorer_input(trace)
     assert data["kind"] == "agent" and data["span_id"] is None
     assert find_target_spans(trace, "trace") == []
@@ -130,7 +135,9 @@ def test_duckdb_shaped_rows_with_json_strings_and_datetimes() -> None:
         )
     trace = Trace.from_rows(rows)
     expected = fixture_trace(MASTRA, "turn1")
-    assert _shape(extract_trajectory_from_trace(trace)) == _shape(extract_trajectory_from_trace(expected))
+    assert _shape(extract_trajectory_from_trace(trace)) == _shape(
+        extract_trajectory_from_trace(expected)
+    )
     assert trace_to_agent_run(trace).output[0].content == SCENARIO["turn1"]["final_text"]
     root = trace.roots[0]
     assert root.duration_ms == pytest.approx(expected.roots[0].duration_ms, abs=0.01)
@@ -197,7 +204,9 @@ def test_trace_in_progress_transforms_what_it_has() -> None:
         if r["parent_span_id"] is None or r["span_id"] == cut["span_id"]:
             r["end_time_ns"] = None
             r["status_code"] = "UNSET"
-    cut["attributes"] = {k: v for k, v in cut["attributes"].items() if k != "gen_ai.tool.call.result"}
+    cut["attributes"] = {
+        k: v for k, v in cut["attributes"].items() if k != "gen_ai.tool.call.result"
+    }
     trace = Trace.from_rows(keep)
     output = trace_to_agent_run(trace).output
     states = [(i.tool_name, i.state) for i in output[0].tool_invocations]

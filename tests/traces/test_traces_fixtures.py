@@ -63,7 +63,12 @@ def _shape(steps: list[Any]) -> list[Any]:
 
 def _turn1_tools(city: str) -> list[tuple[str, Any, Any, str]]:
     return [
-        ("get_weather", {"city": city}, {"city": city, "temperatureC": 18, "condition": "cloudy"}, "result"),
+        (
+            "get_weather",
+            {"city": city},
+            {"city": city, "temperatureC": 18, "condition": "cloudy"},
+            "result",
+        ),
         ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
     ]
 
@@ -110,7 +115,10 @@ def test_agent_output(folder: str, scenario: str) -> None:
     kinds = [p.type for p in output[0].parts]
     assert kinds == ["tool-invocation"] * len(expected) + ["text"]
     assert run.trace_id == INDEX[folder]["traces"][["turn1", "turn2"].index(scenario)]["traceId"]
-    assert run.span_id == INDEX[folder]["traces"][["turn1", "turn2"].index(scenario)]["root"][0]["spanId"]
+    assert (
+        run.span_id
+        == INDEX[folder]["traces"][["turn1", "turn2"].index(scenario)]["root"][0]["spanId"]
+    )
 
 
 @pytest.mark.parametrize(("folder", "scenario"), TURN_CASES)
@@ -176,7 +184,11 @@ def test_workflow(folder: str, scenario: str) -> None:
     assert (step_type, name) == ("workflow_step", "ask-weather-agent")
     assert len(children) == 1 and children[0][0] == "agent_run"
     assert children[0][2] == agent_loop
-    assert [s.step_id for s in trajectory.steps] == ["parse-request", "ask-weather-agent", "format-report"]
+    assert [s.step_id for s in trajectory.steps] == [
+        "parse-request",
+        "ask-weather-agent",
+        "format-report",
+    ]
     assert all(s.status == "success" for s in trajectory.steps)
     raw = trajectory.raw_workflow_result
     assert raw is not None
@@ -191,7 +203,9 @@ def test_workflow(folder: str, scenario: str) -> None:
     # The nested agent, as an agent scorer sees it.
     run = trace_to_agent_run(trace)
     assert run.span_id == nested.metadata["span_id"]
-    assert [m.content for m in run.input.input_messages] == ["What is the weather in Lisbon, in Fahrenheit?"]
+    assert [m.content for m in run.input.input_messages] == [
+        "What is the weather in Lisbon, in Fahrenheit?"
+    ]
     assert [m.content for m in run.input.system_messages] == [SYSTEM]
     assert run.output[0].content == LISBON_A
     assert _tool_calls(run.output) == _turn1_tools("Lisbon")

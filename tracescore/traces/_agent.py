@@ -154,7 +154,7 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
                 entry.args = step.tool_args
             if entry.id is None and step.tool_call_id:
                 entry.id = step.tool_call_id
-    pending = {e.id: e for e in entries if e.step is None and e.id}
+    pending = {e.id: e for e in entries if e.id and (e.step is None or e.step.tool_result is None)}
     if pending:
         for _, step in calls:
             for msg in step.input_messages or []:
@@ -164,8 +164,31 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
     return entries, calls
 
 
+def link_tool_steps(agent: Step) -> None:
+    """Give tool steps that lack them the args the model asked with and the result it was given
+    (a tool span that records only its name and call id)."""
+    entries, _ = _entries(agent)
+    for entry in entries:
+        step = entry.step
+        if step is None:
+            continue
+        if step.tool_args is None and entry.args is not None:
+            step.tool_args = entry.args
+        if step.tool_result is None and entry.result is not None:
+            step.tool_result = entry.result.result
+            if entry.result.is_error:
+                step.status = "error"
+
+
 def _invocation(entry: _Entry) -> ToolInvocation:
     step = entry.step
+    if (
+        step is not None
+        and step.tool_result is None
+        and entry.result is not None
+        and not step.failed
+    ):
+        step = None
     if step is not None:
         if step.failed:
             result = step.tool_result if step.tool_result is not None else step.error
@@ -250,6 +273,7 @@ __all__ = [
     "agent_input",
     "agent_output",
     "conversation",
+    "link_tool_steps",
     "final_text",
     "nested_runs",
     "own_model_steps",

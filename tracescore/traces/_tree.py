@@ -18,6 +18,8 @@ Adapters see one span at a time; some decisions need its neighbours:
   with exactly one call beneath lends that call whatever the call's own span lacks (Mastra's
   ``chat`` span carries usage but not the tool calls its ``model_step`` parent records). Tokens
   are counted on calls only, since parents repeat their children's sums or the last step's.
+- A tool span that records only its name and call id gets its args and result from the run's
+  conversation (the call the model made, the tool message it was given next).
 """
 
 from __future__ import annotations
@@ -49,7 +51,26 @@ def build_steps(trace: Trace) -> list[Step]:
         _implicit_agent(root)
     for root in roots:
         _resolve_calls(root)
+    for root in roots:
+        _complete_tools(root)
     return roots
+
+
+def _complete_tools(root: Step) -> None:
+    """Fill tool steps without args or result from the conversation of the run they belong to."""
+    scopes: dict[int, Step] = {}
+    for step in root.walk():
+        if step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None):
+            scope = step.parent
+            while scope is not None and scope.kind != "agent_run":
+                scope = scope.parent
+            scope = scope or root
+            scopes[id(scope)] = scope
+    if scopes:
+        from ._agent import link_tool_steps
+
+        for scope in scopes.values():
+            link_tool_steps(scope)
 
 
 def _implicit_agent(root: Step) -> None:
