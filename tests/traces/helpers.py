@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ SCENARIO: dict[str, Any] = json.loads((FIXTURES / "SCENARIO.json").read_text())
 FOLDERS = sorted(INDEX)
 
 
-@lru_cache(maxsize=None)
+@cache
 def fixture_rows(folder: str) -> tuple[dict[str, Any], ...]:
     """Span rows of a fixture folder: its captured request body through ``span_dicts_from_otlp``."""
     body = base64.b64decode((FIXTURES / folder / "0001-traces.b64").read_text())
