@@ -44,7 +44,8 @@ SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
        epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
        event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
        service_name
-FROM logs WHERE trace_id = ? ORDER BY log_time, observed_time, log_id
+FROM logs WHERE trace_id = ?
+ORDER BY coalesce(log_time, observed_time), observed_time, log_id
 """
 _SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
 _LOG_JSON = ("body", "attributes", "resource_attributes")
