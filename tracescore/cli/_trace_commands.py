@@ -31,6 +31,12 @@ def trace_group() -> None:
     default=None,
     help="Read a tracescore database file directly (read only) instead of a server.",
 )
+@click.option(
+    "--api-key",
+    envvar="TRACESCORE_API_KEY",
+    default=None,
+    help="Bearer token for a server with API keys (env TRACESCORE_API_KEY).",
+)
 @click.option("--span-id", default=None, help="Target span for --scorer-input (default: the run).")
 @click.option(
     "--scorer-input",
@@ -44,6 +50,7 @@ def show(
     trace_id: str,
     url: str | None,
     db: str | None,
+    api_key: str | None,
     span_id: str | None,
     show_scorer_input: bool,
     as_json: bool,
@@ -65,7 +72,7 @@ def show(
     if db is not None:
         trace = _trace_from_db(db, trace_id)
     else:
-        rows, logs = _rows_from_server(url or DEFAULT_URL, trace_id, timeout_s)
+        rows, logs = _rows_from_server(url or DEFAULT_URL, trace_id, timeout_s, api_key)
         if not rows:
             raise click.ClickException(
                 f"no spans stored for trace {trace_id}; check the id (32 hex digits) "
@@ -110,24 +117,29 @@ def _trace_from_db(path: str, trace_id: str) -> Any:
 
 
 def _rows_from_server(
-    url: str, trace_id: str, timeout_s: float
+    url: str, trace_id: str, timeout_s: float, api_key: str | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Span rows (and log rows) of a trace from a running server.
 
-    Reads ``GET /api/traces/{id}`` (a list of span rows, or ``{"spans": [...]}``, flat or nested
-    by ``children``); when the server has no such route, runs
+    Reads ``GET /api/traces/{id}`` (``{"spans": [...], "logs": [...]}``, spans flat or nested by
+    ``children``); when the server has no such route, runs
     ``select * from spans where trace_id = ?`` through ``POST /api/sql``.
     """
     import httpx
 
     base = url.rstrip("/")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with httpx.Client(timeout=timeout_s) as client:
+        with httpx.Client(timeout=timeout_s, headers=headers) as client:
             response = client.get(f"{base}/api/traces/{trace_id}")
             if response.status_code == 200:
-                rows = _flatten(response.json())
+                body = response.json()
+                rows = _flatten(body)
                 if rows:
-                    return rows, _logs_via_sql(client, base, trace_id)
+                    logs = body.get("logs") if isinstance(body, dict) else None
+                    if not isinstance(logs, list):
+                        logs = _logs_via_sql(client, base, trace_id)
+                    return rows, logs
             elif response.status_code not in (404, 405):
                 raise click.ClickException(_http_error(response))
             rows = _sql(client, base, "select * from spans where trace_id = ?", trace_id)
@@ -175,7 +187,11 @@ def _flatten(body: Any) -> list[dict[str, Any]]:
 def _http_error(response: Any) -> str:
     try:
         detail = response.json()
-        detail = detail.get("detail") or detail.get("error") or detail
+        if isinstance(detail, dict):
+            error = detail.get("error")
+            detail = (
+                error.get("message") if isinstance(error, dict) else detail.get("detail", detail)
+            )
     except ValueError:
         detail = response.text[:200]
     return f"the server answered {response.status_code}: {detail}"
