@@ -786,3 +786,193 @@ def test_span_run_of_a_model_call_and_of_a_tool() -> None:
     assert [(s["step_type"], s["name"]) for s in data["trajectory"]["steps"]] == [
         ("tool_call", "get_weather")
     ]
+
+
+def test_adk_style_gemini_request_and_response_attributes() -> None:
+    """Google ADK on GenAI spans: the request/response as JSON in vendor attributes, Gemini parts,
+    tool results handed back as a user message."""
+    agent, call1, tool, call2 = span_id(), span_id(), span_id(), span_id()
+    fc = {"function_call": {"id": "adk-1", "name": "weather", "args": {"city": "Oslo"}}}
+    fr = {"function_response": {"id": "adk-1", "name": "weather", "response": {"tempC": 3}}}
+    user = {"role": "user", "parts": [{"text": QUESTION}]}
+    config = {"system_instruction": SYSTEM}
+    rows = [
+        row(
+            "invoke_agent oslo",
+            span_id=agent,
+            start_ms=0,
+            end_ms=30,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "oslo"},
+        ),
+        row(
+            "call_llm",
+            span_id=call1,
+            parent=agent,
+            start_ms=1,
+            end_ms=5,
+            attributes={
+                "gen_ai.system": "gcp.vertex.agent",
+                "gen_ai.request.model": "gemini-2.0-flash",
+                "gcp.vertex.agent.llm_request": json.dumps({"contents": [user], "config": config}),
+                "gcp.vertex.agent.llm_response": json.dumps(
+                    {"content": {"role": "model", "parts": [fc]}}
+                ),
+                "gen_ai.usage.input_tokens": 20,
+                "gen_ai.usage.output_tokens": 4,
+            },
+        ),
+        row(
+            "execute_tool weather",
+            span_id=tool,
+            parent=agent,
+            start_ms=6,
+            end_ms=7,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "weather",
+                "gen_ai.tool.call.id": "adk-1",
+                "gcp.vertex.agent.tool_call_args": json.dumps({"city": "Oslo"}),
+                "gcp.vertex.agent.tool_response": json.dumps({"tempC": 3}),
+            },
+        ),
+        row(
+            "call_llm",
+            span_id=call2,
+            parent=agent,
+            start_ms=8,
+            end_ms=20,
+            attributes={
+                "gen_ai.system": "gcp.vertex.agent",
+                "gen_ai.request.model": "gemini-2.0-flash",
+                "gcp.vertex.agent.llm_request": json.dumps(
+                    {
+                        "contents": [
+                            user,
+                            {"role": "model", "parts": [fc]},
+                            {"role": "user", "parts": [fr]},
+                        ],
+                        "config": config,
+                    }
+                ),
+                "gcp.vertex.agent.llm_response": json.dumps(
+                    {
+                        "content": {"role": "model", "parts": [{"text": ANSWER}]},
+                        "finish_reason": "STOP",
+                    }
+                ),
+                "gen_ai.usage.input_tokens": 40,
+                "gen_ai.usage.output_tokens": 6,
+            },
+        ),
+    ]
+    trace = Trace.from_rows(rows)
+    run = trace_to_agent_run(trace)
+    assert [m.content for m in run.input.input_messages] == [QUESTION]
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert run.output[0].content == ANSWER
+    assert _invocations(trace) == [("weather", {"city": "Oslo"}, {"tempC": 3}, "result")]
+    assert _shape(trace) == [
+        ("model_generation", "gemini-2.0-flash"),
+        ("tool_call", "weather"),
+        ("model_generation", "gemini-2.0-flash"),
+    ]
+
+
+def test_bedrock_style_blocks_in_span_events() -> None:
+    """Strands-like: content blocks as JSON in span-event attributes (toolUse/toolResult)."""
+    agent, chat1, chat2 = span_id(), span_id(), span_id()
+    use = {"toolUse": {"toolUseId": "t-1", "name": "weather", "input": {"city": "Oslo"}}}
+    result = {
+        "toolResult": {
+            "toolUseId": "t-1",
+            "status": "success",
+            "content": [{"text": '{"tempC": 3}'}],
+        }
+    }
+
+    def event(name: str, **attrs: object) -> dict:
+        return {"name": name, "time_unix_nano": 1, "attributes": attrs}
+
+    rows = [
+        row(
+            "invoke_agent Strands Agents",
+            span_id=agent,
+            start_ms=0,
+            end_ms=30,
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "Strands Agents",
+                "gen_ai.system_instructions": SYSTEM,
+            },
+        ),
+        row(
+            "chat",
+            span_id=chat1,
+            parent=agent,
+            start_ms=1,
+            end_ms=5,
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude"},
+            events=[
+                event("gen_ai.user.message", content=json.dumps([{"text": QUESTION}])),
+                event("gen_ai.choice", message=json.dumps([use]), finish_reason="tool_use"),
+            ],
+        ),
+        row(
+            "chat",
+            span_id=chat2,
+            parent=agent,
+            start_ms=10,
+            end_ms=20,
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude"},
+            events=[
+                event("gen_ai.user.message", content=json.dumps([{"text": QUESTION}])),
+                event("gen_ai.assistant.message", content=json.dumps([use])),
+                event("gen_ai.tool.message", content=json.dumps([result]), id="t-1"),
+                event(
+                    "gen_ai.choice",
+                    message=json.dumps([{"text": ANSWER}]),
+                    finish_reason="end_turn",
+                ),
+            ],
+        ),
+    ]
+    trace = Trace.from_rows(rows)
+    run = trace_to_agent_run(trace)
+    assert [m.content for m in run.input.input_messages] == [QUESTION]
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert run.output[0].content == ANSWER
+    assert _invocations(trace) == [("weather", {"city": "Oslo"}, {"tempC": 3}, "result")]
+
+
+def test_python_literal_tool_input_and_unnamed_operations() -> None:
+    """LangChain writes tool input as a Python literal; pydantic-ai-like tool spans carry
+    gen_ai.tool.name without an operation name."""
+    agent, tool = span_id(), span_id()
+    rows = [
+        row(
+            "agent run",
+            span_id=agent,
+            start_ms=0,
+            end_ms=10,
+            attributes={"gen_ai.agent.name": "oslo"},
+        ),
+        row(
+            "running tool",
+            span_id=tool,
+            parent=agent,
+            start_ms=1,
+            end_ms=2,
+            attributes={
+                "gen_ai.tool.name": "weather",
+                "gen_ai.tool.call.id": "p1",
+                "tool_arguments": "{'city': 'Oslo'}",
+                "tool_response": '{"tempC": 3}',
+            },
+        ),
+    ]
+    trace = Trace.from_rows(rows)
+    assert [(s.kind, s.name) for s in trace.steps[0].walk()] == [
+        ("agent_run", "oslo"),
+        ("tool_call", "weather"),
+    ]
+    assert _invocations(trace) == [("weather", {"city": "Oslo"}, {"tempC": 3}, "result")]

@@ -21,7 +21,7 @@ from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
 from ._steps import Lazy, Msg, Step
 from ._trace import Span
-from ._values import as_list, first_present, parse_json, pick_usage, text_of, to_ns
+from ._values import as_dict, as_list, first_present, parse_json, pick_usage, text_of, to_ns
 
 _OPERATIONS = {
     "invoke_agent": "agent_run",
@@ -106,6 +106,11 @@ def adapt(span: Span, step: Step) -> None:
         )
     ):
         kind = "model_generation"
+    if kind is None and op is None:
+        if "gen_ai.tool.name" in attrs:
+            kind = "tool_call"
+        elif "gen_ai.agent.name" in attrs and "gen_ai.request.model" not in attrs:
+            kind = "agent_run"
     if kind is not None:
         step.kind = kind
         if kind == "model_generation":
@@ -130,6 +135,24 @@ def adapt(span: Span, step: Step) -> None:
 
     raw_in = _raw(attrs, "gen_ai.input.messages", "gen_ai.prompt")
     raw_out = _raw(attrs, "gen_ai.output.messages", "gen_ai.completion")
+    if raw_in is None and "gcp.vertex.agent.llm_request" in attrs:
+        request = as_dict(attrs["gcp.vertex.agent.llm_request"])
+        step.input = request or attrs["gcp.vertex.agent.llm_request"]
+        step.input_messages = parse_messages(request.get("contents") or [], default_role="user")
+        config = request.get("config") if isinstance(request.get("config"), dict) else {}
+        instruction = config.get("system_instruction") or config.get("systemInstruction")
+        if instruction:
+            step.system = system_texts(
+                instruction if isinstance(instruction, str) else [instruction]
+            )
+    if raw_out is None and "gcp.vertex.agent.llm_response" in attrs:
+        response = as_dict(attrs["gcp.vertex.agent.llm_response"])
+        step.output = response or attrs["gcp.vertex.agent.llm_response"]
+        content = response.get("content")
+        msg = parse_message({**content, "role": "assistant"}) if isinstance(content, dict) else None
+        step.output_messages = [msg] if msg is not None else []
+        if response.get("finish_reason") and not step.finish_reason:
+            step.finish_reason = str(response["finish_reason"])
     if raw_in is not None:
         step.input = Lazy(parse_json, raw_in)
         step.input_messages = Lazy(parse_messages, raw_in, default_role="user")
@@ -195,11 +218,23 @@ def _adapt_tool(span: Span, step: Step, attrs: dict[str, Any]) -> None:
     call_id = attrs.get("gen_ai.tool.call.id")
     if call_id:
         step.tool_call_id = str(call_id)
-    args = first_present(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.input")
+    args = first_present(
+        attrs,
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.input",
+        "tool_arguments",
+        "gcp.vertex.agent.tool_call_args",
+    )
     if args is not None:
         step.tool_args = parse_json(args)
         step.input = step.tool_args
-    result = first_present(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
+    result = first_present(
+        attrs,
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.output",
+        "tool_response",
+        "gcp.vertex.agent.tool_response",
+    )
     if result is not None:
         step.tool_result = parse_json(result)
         step.output = step.tool_result
@@ -300,6 +335,8 @@ def _event_details(span: Span) -> _Details | None:
                 if body.get("index") not in (None, 0, "0"):
                     continue
                 message = parse_json(body.get("message")) or {}
+                if isinstance(message, (list, str)):
+                    message = {"role": "assistant", "content": message}
                 if isinstance(message, dict):
                     message = {**message, "role": message.get("role") or "assistant"}
                 msg = parse_message(message, default_role="assistant") or Msg("assistant", [])

@@ -150,7 +150,9 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
                 if step.tool_call_id:
                     by_id[step.tool_call_id] = entry
             entry.step = step
-            if step.tool_args is not None:
+            if step.tool_args is not None and not (
+                isinstance(step.tool_args, str) and isinstance(entry.args, (dict, list))
+            ):
                 entry.args = step.tool_args
             if entry.id is None and step.tool_call_id:
                 entry.id = step.tool_call_id

@@ -67,7 +67,7 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     if isinstance(value, str):
         return [Msg(default_role, [value])]
     if isinstance(value, dict):
-        for key in ("messages", "prompt_messages", "input_messages", "inputMessages"):
+        for key in ("messages", "prompt_messages", "input_messages", "inputMessages", "contents"):
             inner = value.get(key)
             if isinstance(inner, list):
                 msgs = parse_messages(inner, default_role=default_role) or []
@@ -108,7 +108,13 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         for inv in content.get("toolInvocations") or []:
             _read_invocation(inv, parts)
     elif isinstance(content, str):
-        if content:
+        if content.startswith("[{"):
+            blocks = parse_json(content)
+            if isinstance(blocks, list):
+                _read_parts(blocks, parts)
+            if not parts:
+                parts.append(content)
+        elif content:
             parts.append(content)
     elif isinstance(content, list):
         _read_parts(content, parts)
@@ -136,6 +142,8 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             result = parse_json("".join(texts)) if texts else None
             others.insert(0, Result(str(call_id) if call_id else None, name, result))
         parts = others
+    if role == "user" and parts and all(isinstance(p, Result) for p in parts):
+        role = "tool"  # Gemini/ADK/Bedrock hand tool results back as a user message
     if not parts and role != "assistant":
         return Msg(role, [])
     return Msg(
@@ -182,18 +190,51 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
         if ptype in ("image", "image_url", "file", "blob", "uri", "input_image", "input_file"):
             parts.append(_file_of(item))
             continue
-        if "functionCall" in item and isinstance(item["functionCall"], dict):
-            fc = item["functionCall"]
-            parts.append(Call(fc.get("id"), str(fc.get("name") or ""), fc.get("args")))
-            continue
-        if "functionResponse" in item and isinstance(item["functionResponse"], dict):
-            fr = item["functionResponse"]
-            parts.append(Result(fr.get("id"), fr.get("name"), fr.get("response")))
+        if ptype is None and _read_block(item, parts):
             continue
         if ptype is None and isinstance(item.get("content"), str):
             parts.append(item["content"])
         elif ptype is not None and isinstance(item.get("content"), str) and item["content"]:
             parts.append(item["content"])
+
+
+def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
+    """Untyped blocks: Gemini/ADK ``functionCall``/``function_call`` and ``functionResponse``,
+    Bedrock/Strands ``toolUse``/``toolResult``. True when the block was one of them."""
+    fc = item.get("functionCall") or item.get("function_call")
+    if isinstance(fc, dict):
+        parts.append(Call(fc.get("id"), str(fc.get("name") or ""), parse_json(fc.get("args"))))
+        return True
+    fr = item.get("functionResponse") or item.get("function_response")
+    if isinstance(fr, dict):
+        parts.append(Result(fr.get("id"), fr.get("name"), _unwrap_output(fr.get("response"))))
+        return True
+    use = item.get("toolUse")
+    if isinstance(use, dict):
+        parts.append(
+            Call(use.get("toolUseId"), str(use.get("name") or ""), parse_json(use.get("input")))
+        )
+        return True
+    result = item.get("toolResult")
+    if isinstance(result, dict):
+        content = result.get("content")
+        if isinstance(content, list):
+            texts = [
+                c.get("text")
+                if isinstance(c, dict) and "text" in c
+                else c.get("json")
+                if isinstance(c, dict)
+                else c
+                for c in content
+            ]
+            content = texts[0] if len(texts) == 1 else texts
+        parts.append(
+            Result(
+                result.get("toolUseId"), None, parse_json(content), result.get("status") == "error"
+            )
+        )
+        return True
+    return False
 
 
 def _call_of(item: Any) -> Call | None:
@@ -241,6 +282,9 @@ def _unwrap_output(value: Any) -> Any:
     """AI SDK v5 tool outputs are ``{"type": "json"|"text"|"error-text", "value": ...}``."""
     if isinstance(value, dict) and set(value) <= {"type", "value"} and "value" in value:
         inner = value["value"]
+        return parse_json(inner) if isinstance(inner, str) else inner
+    if isinstance(value, dict) and value.get("type") == "tool" and "content" in value:
+        inner = value["content"]
         return parse_json(inner) if isinstance(inner, str) else inner
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
         only = value[0]

@@ -7,6 +7,7 @@ and never raises: a value that cannot be read is kept as it came.
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -41,7 +42,22 @@ def parse_json(value: Any) -> Any:
     try:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
+        return _python_literal(value)
+
+
+_LITERAL_MAX_CHARS = 200_000
+
+
+def _python_literal(value: str) -> Any:
+    """A dict/list written as a Python literal (``{'city': 'Paris'}``, as LangChain logs tool
+    input), else the text unchanged. Only literals are read; nothing is evaluated."""
+    if len(value) > _LITERAL_MAX_CHARS or "'" not in value:
         return value
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return value
+    return parsed if isinstance(parsed, (dict, list)) else value
 
 
 def parse_json_any(value: Any) -> Any:
