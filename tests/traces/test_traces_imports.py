@@ -11,7 +11,8 @@ def test_traces_room_import_is_light() -> None:
         "import sys, tracescore.traces as t; "
         "t.Trace.from_rows([]).steps; "
         "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), '|', "
-        "' '.join(sorted({'.'.join(m.split('.')[:2]) for m in sys.modules if m.startswith('tracescore.')})))"
+        "' '.join(sorted({'.'.join(m.split('.')[:2]) for m in sys.modules "
+        "if m.startswith('tracescore.')})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     top, rooms = out.stdout.split("|")
