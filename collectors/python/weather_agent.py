@@ -33,7 +33,8 @@ TOOLS = [
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                        "required": ["city"]}}},
     {"type": "function", "function": {
-        "name": "convert_temperature", "description": "Convert a temperature from Celsius to Fahrenheit",
+        "name": "convert_temperature",
+        "description": "Convert a temperature from Celsius to Fahrenheit",
         "parameters": {"type": "object", "properties": {"celsius": {"type": "number"}},
                        "required": ["celsius"]}}},
 ]
@@ -114,7 +115,7 @@ def openai_endpoint() -> Iterator[str]:
 
 
 def parse_args(description: str) -> argparse.Namespace:
-    """The flags every example takes; unset flags fall back to the OTEL_EXPORTER_OTLP_* variables."""
+    """The flags every example takes; unset ones fall back to the OTEL_EXPORTER_OTLP_* variables."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--endpoint", help="tracescore's OTLP base URL (default: "
                    "$OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318, or :4317 for grpc)")

