@@ -139,7 +139,7 @@ def adapt(span: Span, step: Step) -> None:
         request = as_dict(attrs["gcp.vertex.agent.llm_request"])
         step.input = request or attrs["gcp.vertex.agent.llm_request"]
         step.input_messages = parse_messages(request.get("contents") or [], default_role="user")
-        config = request.get("config") if isinstance(request.get("config"), dict) else {}
+        config = as_dict(request.get("config"))
         instruction = config.get("system_instruction") or config.get("systemInstruction")
         if instruction:
             step.system = system_texts(

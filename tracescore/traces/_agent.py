@@ -114,6 +114,7 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
     by_id: dict[str, _Entry] = {}
     calls: list[tuple[int, Step]] = []
     seq = 0
+    entry: _Entry | None
     for step in _scope(agent):
         seq += 1
         if step.is_model_call and not _in_nested(step, agent):

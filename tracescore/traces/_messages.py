@@ -137,7 +137,7 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         call_id = obj.get("tool_call_id") or obj.get("toolCallId") or obj.get("id")
         name = obj.get("name") or obj.get("tool_name") or obj.get("toolName")
         texts = [p for p in parts if isinstance(p, str)]
-        others = [p for p in parts if not isinstance(p, str)]
+        others: list[Part] = [p for p in parts if not isinstance(p, str)]
         if texts or not others:
             result = parse_json("".join(texts)) if texts else None
             others.insert(0, Result(str(call_id) if call_id else None, name, result))
@@ -473,7 +473,7 @@ def to_message(msg: Msg, *, content: str | None = None) -> Message:
     role = msg.role if msg.role in ("system", "user", "assistant", "tool") else "user"
     return Message(
         id=msg.id,
-        role=role,  # type: ignore[arg-type]
+        role=role,
         content="".join(texts) if content is None else content,
         parts=parts,
         tool_invocations=invocations,

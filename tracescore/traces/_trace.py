@@ -256,10 +256,10 @@ class Trace:
                 seen.update(s.span_id for s in _walk(span))
             self.roots.sort(key=_start_key)
         for log in self.logs:
-            span_id = log.get("span_id") or log.get("spanId")
-            span = by_id.get(str(span_id)) if span_id else None
-            if span is not None:
-                span.logs.append(log)
+            log_span_id = log.get("span_id") or log.get("spanId")
+            owner = by_id.get(str(log_span_id)) if log_span_id else None
+            if owner is not None:
+                owner.logs.append(log)
 
     def _iter_from_roots(self) -> Iterator[Span]:
         for root in self.roots:

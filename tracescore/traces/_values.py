@@ -114,9 +114,8 @@ def to_ns(value: Any) -> int | None:
     if isinstance(value, float):
         return int(value)
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        delta = value - datetime(1970, 1, 1, tzinfo=UTC)
+        moment: datetime = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
         return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
     if isinstance(value, str):
         text = value.strip()
