@@ -45,22 +45,22 @@ def any_value(value: Any) -> Any:
     return None
 
 
+_SCALARS = frozenset({str, int, float, bool})
+
+
 def key_values(items: Any) -> dict[str, Any]:
     """A repeated ``KeyValue`` field as a dict (a repeated key keeps its last value)."""
     out: dict[str, Any] = {}
+    scalars = _SCALARS
     for kv in items:
         value = kv.value
-        kind = value.WhichOneof("value")
-        if kind == "string_value":
-            out[kv.key] = value.string_value
-        elif kind == "int_value":
-            out[kv.key] = value.int_value
-        elif kind == "bool_value":
-            out[kv.key] = value.bool_value
-        elif kind == "double_value":
-            out[kv.key] = value.double_value
-        else:
-            out[kv.key] = any_value(value)
+        # ListFields gives the one set member of the oneof in a single C call (the fast path).
+        fields = value.ListFields()
+        if not fields:
+            out[kv.key] = None
+            continue
+        item = fields[0][1]
+        out[kv.key] = item if item.__class__ in scalars else any_value(value)
     return out
 
 

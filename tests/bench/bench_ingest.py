@@ -1,0 +1,241 @@
+"""Ingest benchmark: OTLP/HTTP protobuf into a real ``tracescore serve``, acknowledged after commit.
+
+Run: ``.venv/bin/python tests/bench/bench_ingest.py [--seconds 20] [--clients 4]``
+
+Separate load-generator processes each send realistic export requests (512 spans of about
+1 KB with GenAI attributes, 16 traces per request, fresh ids every request) back to back over
+keep-alive connections. The script prints the sustained spans/s the server acknowledged, p50/p99
+request latency, the server's peak RSS, and the same work done in one process without HTTP
+(decode → Arrow → DuckDB group commit: the baseline). Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+SPANS_PER_REQUEST = 512
+TRACES_PER_REQUEST = 16
+
+
+def build_body(seed: int) -> tuple[bytes, list[bytes]]:
+    """A serialized ExportTraceServiceRequest and the placeholder trace ids inside it."""
+    import random
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    rng = random.Random(seed)
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    for key, value in (("service.name", "bench-agent"), ("service.version", "1.4.2"),
+                       ("telemetry.sdk.language", "python"), ("deployment.environment", "prod")):
+        attr = resource_spans.resource.attributes.add()
+        attr.key, attr.value.string_value = key, value
+    scope_spans = resource_spans.scope_spans.add()
+    scope_spans.scope.name, scope_spans.scope.version = "opentelemetry.instrumentation.openai", "2.4"
+    placeholders = [bytes([0xAB, index]) + rng.randbytes(14) for index in range(TRACES_PER_REQUEST)]
+    per_trace = SPANS_PER_REQUEST // TRACES_PER_REQUEST
+    start = 1_790_000_000_000_000_000
+    for trace_index, trace_id in enumerate(placeholders):
+        root = rng.randbytes(8)
+        for index in range(per_trace):
+            span = scope_spans.spans.add()
+            span.trace_id = trace_id
+            span.span_id = root if index == 0 else rng.randbytes(8)
+            if index:
+                span.parent_span_id = root
+            kind = "invoke_agent" if index == 0 else ("chat" if index % 2 else "execute_tool")
+            span.name = f"{kind} weather-agent" if index == 0 else f"{kind} gpt-4o-mini"
+            span.kind = 1 if index == 0 else 3
+            span.start_time_unix_nano = start + trace_index * 10**9 + index * 10**6
+            span.end_time_unix_nano = span.start_time_unix_nano + 250_000_000
+            attributes: list[tuple[str, Any]] = [
+                ("gen_ai.operation.name", kind),
+                ("gen_ai.system", "openai"),
+                ("gen_ai.request.model", "gpt-4o-mini"),
+                ("gen_ai.response.model", "gpt-4o-mini-2024-07-18"),
+                ("gen_ai.response.id", f"chatcmpl-{rng.randbytes(12).hex()}"),
+                ("gen_ai.usage.input_tokens", rng.randint(100, 4000)),
+                ("gen_ai.usage.output_tokens", rng.randint(10, 800)),
+                ("gen_ai.request.temperature", 0.2),
+                ("gen_ai.input.messages",
+                 '[{"role":"user","parts":[{"type":"text","content":"What is the weather in '
+                 + "Paris " * 45 + '?"}]}]'),
+                ("gen_ai.output.messages",
+                 '[{"role":"assistant","parts":[{"type":"text","content":"'
+                 + "It is cloudy. " * 20 + '"}],"finish_reason":"stop"}]'),
+            ]
+            for key, value in attributes:
+                attr = span.attributes.add()
+                attr.key = key
+                if isinstance(value, str):
+                    attr.value.string_value = value
+                elif isinstance(value, int):
+                    attr.value.int_value = value
+                else:
+                    attr.value.double_value = value
+    return request.SerializeToString(), placeholders
+
+
+def fresh(body: bytes, placeholders: list[bytes]) -> bytes:
+    """The body with new random trace ids (so every request stores new spans)."""
+    for placeholder in placeholders:
+        body = body.replace(placeholder, os.urandom(16))
+    return body
+
+
+def client(url: str, seconds: float, seed: int, results: Any, start_at: float) -> None:
+    """One load generator: POST back to back until the deadline; report latencies."""
+    import httpx
+
+    body, placeholders = build_body(seed)
+    latencies: list[float] = []
+    acknowledged = refused = 0
+    with httpx.Client(timeout=60) as http:
+        while time.time() < start_at:
+            time.sleep(0.01)
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            payload = fresh(body, placeholders)
+            began = time.perf_counter()
+            response = http.post(f"{url}/v1/traces", content=payload,
+                                 headers={"content-type": "application/x-protobuf"})
+            elapsed = time.perf_counter() - began
+            if response.status_code == 200:
+                acknowledged += SPANS_PER_REQUEST
+                latencies.append(elapsed)
+            else:
+                refused += 1
+                time.sleep(float(response.headers.get("retry-after", "0.2")))
+    results.put((acknowledged, refused, latencies))
+
+
+def watch_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
+    """Sample the server's RSS until ``stop``."""
+    import psutil
+
+    process = psutil.Process(pid)
+    while not stop.is_set():
+        try:
+            peak[0] = max(peak[0], process.memory_info().rss)
+        except psutil.Error:
+            return
+        time.sleep(0.1)
+
+
+def bench_http(seconds: float, clients: int) -> None:
+    """Start a server, drive it from ``clients`` processes for ``seconds``, print figures."""
+    from server_process import start_server
+
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    config = work / "bench.toml"
+    config.write_text("[server]\nmax_body_bytes = 67108864\n")
+    server = start_server(work / "bench.duckdb", args=["--config", str(config), "--no-grpc"])
+    assert server.process is not None
+    stop, peak = threading.Event(), [0]
+    watcher = threading.Thread(target=watch_rss, args=(server.process.pid, stop, peak))
+    watcher.start()
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    start_at = time.time() + 3.0  # let every process build its bodies first
+    processes = [
+        context.Process(target=client, args=(server.url, seconds, seed, results, start_at))
+        for seed in range(clients)
+    ]
+    for process in processes:
+        process.start()
+    collected = [results.get() for _ in processes]
+    for process in processes:
+        process.join()
+    stop.set()
+    watcher.join()
+    import httpx
+
+    stored = httpx.post(f"{server.url}/api/sql",
+                        json={"sql": "SELECT count(*) FROM spans"}).json()["rows"][0][0]
+    health = httpx.get(f"{server.url}/healthz").json()
+    server.stop()
+    acknowledged = sum(item[0] for item in collected)
+    refused = sum(item[1] for item in collected)
+    latencies = sorted(lat for item in collected for lat in item[2])
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0
+    print(f"HTTP/protobuf, {clients} client processes, {seconds:g} s, "
+          f"{SPANS_PER_REQUEST} spans (~{len(build_body(0)[0]) // SPANS_PER_REQUEST} B each) "
+          "per request, ack after commit:")
+    print(f"  sustained            {acknowledged / seconds:>10,.0f} spans/s "
+          f"({acknowledged:,} acknowledged, {stored:,} stored, {refused} requests refused 503)")
+    if latencies:
+        print(f"  request latency      p50 {statistics.median(latencies) * 1000:7.1f} ms   "
+              f"p99 {p99 * 1000:7.1f} ms   ({len(latencies)} requests)")
+    print(f"  server peak RSS      {peak[0] / 2**20:>10,.0f} MB")
+    print(f"  group commits        {health['writer']['commits']:>10,} "
+          f"(~{acknowledged / max(1, health['writer']['commits']):,.0f} spans each)")
+
+
+def bench_baseline(seconds: float) -> None:
+    """Decode + insert in one process without HTTP: the ceiling the server is measured against."""
+    import psutil
+
+    from tracescore.ingest import decode_traces_protobuf
+    from tracescore.store import Store
+
+    body, placeholders = build_body(99)
+    bodies = [fresh(body, placeholders) for _ in range(8)]
+    decode_time = 0.0
+    decoded = 0
+    began = time.perf_counter()
+    while time.perf_counter() - began < min(seconds, 5):
+        t0 = time.perf_counter()
+        decode_traces_protobuf(bodies[decoded % 8])
+        decode_time += time.perf_counter() - t0
+        decoded += 1
+    print("In-process baseline (no HTTP):")
+    print(f"  decode only          {decoded * SPANS_PER_REQUEST / decode_time:>10,.0f} spans/s "
+          f"({decode_time / decoded / SPANS_PER_REQUEST * 1e6:.1f} µs/span)")
+    work = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    with Store(work / "baseline.duckdb", max_pending_rows=10**7) as store:
+        futures = []
+        sent = 0
+        began = time.perf_counter()
+        while time.perf_counter() - began < seconds:
+            batch = decode_traces_protobuf(fresh(body, placeholders))
+            futures.append(store.submit_spans(batch))
+            sent += SPANS_PER_REQUEST
+            while len(futures) > 16:  # keep a few batches in flight, like concurrent requests
+                futures.pop(0).result()
+        for future in futures:
+            future.result()
+        elapsed = time.perf_counter() - began
+        commits = store.stats().commits
+    rss = psutil.Process().memory_info().rss
+    print(f"  decode+insert        {sent / elapsed:>10,.0f} spans/s "
+          f"({commits} commits, process RSS {rss / 2**20:,.0f} MB)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--skip-http", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    if not args.skip_http:
+        bench_http(args.seconds, args.clients)
+    bench_baseline(min(args.seconds, 10.0))
+
+
+if __name__ == "__main__":
+    main()
