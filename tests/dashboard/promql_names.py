@@ -14,8 +14,24 @@ from pathlib import Path
 from typing import Any
 
 KEYWORDS = frozenset(
-    {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left",
-     "group_right", "inf", "nan", "atan2", "start", "end"}
+    {
+        "and",
+        "or",
+        "unless",
+        "bool",
+        "offset",
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "inf",
+        "nan",
+        "atan2",
+        "start",
+        "end",
+    }
 )
 _GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\(\s*[^()]*\)")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
@@ -24,8 +40,10 @@ _TOKEN = re.compile(
     r"(?P<ident>[A-Za-z_:][A-Za-z0-9_:]*)|(?P<other>.)",
     re.S,
 )
-_LABEL_VALUES = re.compile(r"^\s*label_values\(\s*(?:([A-Za-z_:][A-Za-z0-9_:]*)\s*(\{[^}]*\})?\s*,)?\s*"
-                           r"([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*$")
+_LABEL_VALUES = re.compile(
+    r"^\s*label_values\(\s*(?:([A-Za-z_:][A-Za-z0-9_:]*)\s*(\{[^}]*\})?\s*,)?\s*"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*$"
+)
 
 
 def _check_balanced(expr: str) -> None:

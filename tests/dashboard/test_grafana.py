@@ -1,10 +1,14 @@
-"""The Grafana dashboard (dashboards/grafana/tracescore.json) queries only metrics the server exports."""
+"""dashboards/grafana/tracescore.json queries only metrics (and labels) the server exports."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import httpx
 import pytest
+from server_process import ServerProcess
+
 from .promql_names import (
     dashboard_queries,
     exported_metric_names,
@@ -20,7 +24,9 @@ def _queried_names() -> dict[str, set[str]]:
     dashboard = load_dashboard(DASHBOARD)
     out: dict[str, set[str]] = {}
     for where, query in dashboard_queries(dashboard):
-        names = template_metric_names(query) if where.startswith("variable") else metric_names(query)
+        names = (
+            template_metric_names(query) if where.startswith("variable") else metric_names(query)
+        )
         out[f"{where}: {query}"] = names
     return out
 
@@ -40,7 +46,7 @@ def test_extractor_finds_selectors_and_skips_functions_labels_and_keywords() -> 
 
 def test_exposition_parser_reads_type_lines_and_samples() -> None:
     text = (
-        "# HELP x_total spans\n# TYPE x_total counter\nx_total{project=\"a\"} 1.0\n"
+        '# HELP x_total spans\n# TYPE x_total counter\nx_total{project="a"} 1.0\n'
         "# TYPE y gauge\ny 0.0\n# TYPE z counter\n"
     )
     assert exported_metric_names(text) == {"x_total", "y", "z", "z_total"}
@@ -69,3 +75,51 @@ def test_every_expression_parses_and_selects_a_tracescore_metric() -> None:
     for where, names in queried.items():
         assert names, where
         assert all(n.startswith("tracescore_") for n in names), where
+
+
+def _sample_labels(exposition: str) -> dict[str, set[str]]:
+    labels: dict[str, set[str]] = {}
+    for line in exposition.splitlines():
+        if line and not line.startswith("#"):
+            name, _, rest = line.partition("{")
+            found = (
+                set(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="', rest.split("}")[0]))
+                if rest
+                else set()
+            )
+            labels.setdefault(name.split()[0], set()).update(found)
+    return labels
+
+
+def _used_labels(expr: str) -> set[str]:
+    used: set[str] = set()
+    for block in re.findall(r"\{([^}]*)\}", expr):
+        used |= set(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)", block))
+    for block in re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr):
+        used |= {label.strip() for label in block.split(",") if label.strip()}
+    return used
+
+
+def test_every_queried_metric_is_exported_by_a_running_server(seeded_server: ServerProcess) -> None:
+    response = httpx.get(f"{seeded_server.url}/metrics", headers=seeded_server.headers, timeout=30)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    exported = exported_metric_names(response.text)
+    queried = _queried_names()
+    missing = {where: names - exported for where, names in queried.items() if names - exported}
+    assert missing == {}
+    # Every metric the server exports is on the dashboard (the samples' helper series aside).
+    families = {n for n in exported if n.startswith("tracescore_") and not n.endswith("_created")}
+    assert families <= set().union(*queried.values())
+    # Labels grouped or matched on exist on the metric, wherever the server has samples of it.
+    samples = _sample_labels(response.text)
+    checked = 0
+    for where, names in queried.items():
+        if names and all(n in samples for n in names):
+            have = set().union(*(samples[n] for n in names))
+            expr = where.split(": ", 1)[1]
+            assert _used_labels(expr) <= have, where
+            checked += _used_labels(expr) != set()
+    assert (
+        checked >= 5
+    )  # received by project, requests by transport/status, scores by scorer/status

@@ -1,4 +1,4 @@
-"""The built-in web dashboard: static pages at ``/`` and the JSON routes they need beyond the core API.
+"""The built-in web dashboard: static pages at ``/`` and the JSON routes they need beyond the API.
 
 ``mount_dashboard(app)`` serves ``dashboards/web/index.html`` at ``/`` and its assets under
 ``/ui/`` (plain files, no build step, no CDN), and adds two read-only routes:
@@ -13,7 +13,6 @@ The pages read everything else through ``POST /api/sql`` and ``GET /api/traces[/
 from __future__ import annotations
 
 import base64
-import dataclasses
 import logging
 import re
 from pathlib import Path
@@ -113,22 +112,45 @@ def _load(request: Request, trace_id: str) -> Any:
 def step_to_dict(step: Any) -> dict[str, Any]:
     """A normalized ``Step`` (and its children) as JSON-ready dicts; messages as role + parts."""
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(step):
-        if f.name in _STEP_SKIP:
+    for name in _field_names(type(step)):
+        if name in _STEP_SKIP:
             continue
-        value = getattr(step, f.name)
-        if f.name == "children":
-            out["children"] = [step_to_dict(c) for c in value]
+        value = getattr(step, name, None)
+        if name == "children":
+            out["children"] = [step_to_dict(c) for c in value or ()]
         elif value is None or value == {} or value == []:
             continue
         else:
-            out[f.name] = _jsonable(value)
+            out[name] = _jsonable(value)
     out["duration_ms"] = step.duration_ms
+    out["children"] = out.pop("children", [])
     return out
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The declared fields of a traces value class, in order, by their public names.
+
+    Private fields (``_input``) are read through their public property (``input``), which
+    resolves lazily parsed values.
+    """
+    cached = _FIELDS.get(cls)
+    if cached is not None:
+        return cached
+    names: dict[str, None] = {}
+    for klass in reversed(cls.__mro__):
+        for name in getattr(klass, "__annotations__", {}):
+            public = name.lstrip("_")
+            if public and (public == name or isinstance(getattr(cls, public, None), property)):
+                names[public] = None
+    _FIELDS[cls] = tuple(names)
+    return _FIELDS[cls]
+
+
 def _jsonable(value: Any) -> Any:
-    """Plain JSON values from pydantic models, dataclasses (message parts tagged), bytes, …."""
+    """Plain JSON values from pydantic models, step-tree objects (parts tagged), bytes, …."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, dict):
@@ -137,22 +159,21 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode("ascii")
+    if type(value).__name__ == "Lazy" and callable(getattr(value, "get", None)):
+        return _jsonable(value.get())  # a lazily parsed value of the step tree
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "kind") and hasattr(value, "children") and hasattr(value, "span_id"):
-            return step_to_dict(value)
-        fields = {
-            f.name: _jsonable(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if f.name not in _STEP_SKIP
-        }
-        fields.setdefault("type", _part_type(type(value).__name__))
-        return fields
     isoformat = getattr(value, "isoformat", None)
     if callable(isoformat):
         return isoformat()
+    if hasattr(value, "span_id") and hasattr(value, "children") and hasattr(value, "kind"):
+        return step_to_dict(value)
+    names = _field_names(type(value))
+    if names:
+        fields = {n: _jsonable(getattr(value, n, None)) for n in names if n not in _STEP_SKIP}
+        fields.setdefault("type", _part_type(type(value).__name__))
+        return fields
     return str(value)
 
 

@@ -64,10 +64,14 @@
     const bars = opts.kind === "bars";
     const xs = series.flatMap((sr) => sr.points.map((p) => p[0]));
     const ys = series.flatMap((sr) => sr.points.map((p) => p[1])).filter((v) => v !== null && isFinite(v));
-    let x0 = Math.min(...xs);
-    let x1 = Math.max(...xs);
     const barMs = opts.bucketMs || 0;
-    if (bars || x1 === x0) x1 += barMs || 1;
+    let x0 = opts.xMin !== undefined ? Math.min(opts.xMin, ...xs) : Math.min(...xs);
+    let x1 = opts.xMax !== undefined ? Math.max(opts.xMax, ...xs.map((x) => x + (bars ? barMs : 0))) : Math.max(...xs);
+    if (opts.xMax === undefined && bars) x1 += barMs;
+    if (x1 <= x0) {
+      x0 -= barMs || 1;
+      x1 += barMs || 1;
+    }
     const yLo = opts.yMin !== undefined ? opts.yMin : Math.min(0, ...ys);
     let yHi = opts.yMax !== undefined ? opts.yMax : Math.max(...ys, 0);
     if (yHi <= yLo) yHi = yLo + 1;
@@ -92,6 +96,7 @@
     series.forEach((sr, i) => {
       const color = sr.color || PALETTE[i % PALETTE.length];
       const pts = sr.points.filter((p) => p[1] !== null && isFinite(p[1])).sort((a, b) => a[0] - b[0]);
+      const mid = bars ? 0 : barMs / 2;
       if (bars) {
         const slot = Math.max(1, (barMs / (x1 - x0)) * pw);
         const bw = Math.max(1, (slot * 0.8) / series.length);
@@ -102,11 +107,11 @@
             s("title", {}, (sr.name ? sr.name + ": " : "") + fmt(p[1]) + " at " + TS.fmtTime(p[0]))));
         }
       } else {
-        const d = pts.map((p, j) => (j ? "L" : "M") + X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join("");
+        const d = pts.map((p, j) => (j ? "L" : "M") + X(p[0] + mid).toFixed(1) + "," + Y(p[1]).toFixed(1)).join("");
         svg.appendChild(s("path", { d: d, class: "line", stroke: color }));
         if (pts.length < 60) {
           for (const p of pts) {
-            svg.appendChild(s("circle", { cx: X(p[0]), cy: Y(p[1]), r: 2.5, fill: color },
+            svg.appendChild(s("circle", { cx: X(p[0] + mid), cy: Y(p[1]), r: 2.5, fill: color },
               s("title", {}, (sr.name ? sr.name + ": " : "") + fmt(p[1]) + " at " + TS.fmtTime(p[0]))));
           }
         }
@@ -124,7 +129,7 @@
       const t = x0 + ((vx - M.left) / pw) * (x1 - x0);
       let best = allTimes[0];
       for (const v of allTimes) if (Math.abs(v - t) < Math.abs(best - t)) best = v;
-      const cx = bars ? X(best) + ((barMs / (x1 - x0)) * pw) / 2 : X(best);
+      const cx = X(best + barMs / 2);
       rule.setAttribute("x1", cx);
       rule.setAttribute("x2", cx);
       rule.setAttribute("visibility", "visible");

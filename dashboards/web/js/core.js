@@ -157,9 +157,47 @@
     return new Date(ms).toISOString().replace("Z", "").replace("T", " ");
   };
 
-  /** The time-bucket width (a fixed SQL interval literal) for the selected range. */
+  const BUCKETS = [["1 minute", 60e3], ["5 minutes", 300e3], ["15 minutes", 900e3], ["1 hour", 3600e3],
+    ["6 hours", 6 * 3600e3], ["1 day", 86400e3], ["7 days", 7 * 86400e3]];
+
+  /** The charts' time window {start, end, bucket, bucketMs} for the selected range. For "all
+   * time" it is fitted to the data (first and last span or score), with at most ~60 buckets. */
+  TS.resolveWindow = async function resolveWindow() {
+    const range = RANGES[TS.state.range];
+    if (range.ms !== null) {
+      const end = Date.now();
+      TS.window = { start: end - range.ms, end: end, bucket: range.bucket, bucketMs: range.bucketMs };
+      return TS.window;
+    }
+    const rows = await TS.api.rows(
+      "SELECT least(s.lo, c.lo) AS lo, greatest(s.hi, c.hi) AS hi FROM " +
+      "(SELECT epoch_ms(CAST(min(start_time) AS TIMESTAMP)) AS lo, epoch_ms(CAST(max(start_time) AS TIMESTAMP)) AS hi FROM spans) AS s, " +
+      "(SELECT epoch_ms(min(created_at)) AS lo, epoch_ms(max(created_at)) AS hi FROM scores) AS c");
+    const lo = rows.length && rows[0].lo !== null ? Number(rows[0].lo) : Date.now() - 86400e3;
+    const hi = rows.length && rows[0].hi !== null ? Number(rows[0].hi) : Date.now();
+    const pick = BUCKETS.find(([, ms]) => (hi - lo) / ms <= 60) || BUCKETS[BUCKETS.length - 1];
+    const start = Math.floor(lo / pick[1]) * pick[1];
+    TS.window = { start: start, end: Math.floor(hi / pick[1]) * pick[1] + pick[1], bucket: pick[0], bucketMs: pick[1] };
+    return TS.window;
+  };
+
+  /** The time-bucket width (a fixed SQL interval literal) of the current window. */
   TS.bucket = function bucket() {
-    return RANGES[TS.state.range].bucket;
+    return (TS.window || RANGES[TS.state.range]).bucket;
+  };
+
+  /** Chart options for per-day bars over the current window. */
+  TS.dayOpts = function dayOpts(extra) {
+    const day = 86400e3;
+    const w = TS.window || { start: Date.now() - day, end: Date.now() };
+    return Object.assign({ kind: "bars", xMin: Math.floor(w.start / day) * day, xMax: Math.floor((w.end - 1) / day) * day + day,
+      bucketMs: day }, extra || {});
+  };
+
+  /** Chart options placing a time series on the current window's x axis. */
+  TS.windowOpts = function windowOpts(extra) {
+    const w = TS.window || { start: undefined, end: undefined, bucketMs: RANGES[TS.state.range].bucketMs };
+    return Object.assign({ xMin: w.start, xMax: w.end, bucketMs: w.bucketMs }, extra || {});
   };
 
   /** " AND <col> = ?" plus its parameter when a project is selected. */

@@ -17,7 +17,8 @@
       if (!map.has(name)) map.set(name, []);
       map.get(name).push([Number(r.t), r[valueKey] === null ? null : Number(r[valueKey])]);
     }
-    return [...map.entries()].map(([name, points]) => ({ name: name, points: points }));
+    return [...map.entries()].map(([name, points]) => ({ name: name, points: points }))
+      .filter((sr) => sr.points.some((p) => p[1] !== null));
   }
 
   async function hasSpans() {
@@ -53,7 +54,7 @@
       TS.stat("average score", TS.fmtScore(s.avg_score)),
       TS.stat("judge tokens", TS.fmtNum(s.tokens || 0)),
       TS.stat("judge cost", TS.fmtCost(s.cost || 0)),
-      TS.stat("scoring lag", lag === undefined ? "—" : TS.fmtDuration(lag * 1000),
+      TS.stat("scoring lag", lag === undefined ? "—" : lag === 0 ? "0 s" : TS.fmtDuration(lag * 1000),
         waiting === undefined ? "oldest ready trace not yet scored" : TS.fmtNum(waiting) + " traces waiting"));
   }
 
@@ -64,11 +65,10 @@
       "SELECT " + bucketExpr("start_time") + " AS t, count(*) FILTER (WHERE parent_span_id IS NULL) AS traces, " +
       "count(*) AS spans " +
       "FROM spans WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
-    const bucketMs = TS.RANGES[TS.state.range].bucketMs;
-    TS.chart.timeseries(tracesEl, { kind: "bars", bucketMs: bucketMs,
-      series: [{ name: "traces", points: rows.map((r) => [Number(r.t), Number(r.traces)]) }] });
-    TS.chart.timeseries(spansEl, { kind: "bars", bucketMs: bucketMs,
-      series: [{ name: "spans", points: rows.map((r) => [Number(r.t), Number(r.spans)]), color: "#0891b2" }] });
+    TS.chart.timeseries(tracesEl, TS.windowOpts({ kind: "bars",
+      series: [{ name: "traces", points: rows.map((r) => [Number(r.t), Number(r.traces)]) }] }));
+    TS.chart.timeseries(spansEl, TS.windowOpts({ kind: "bars",
+      series: [{ name: "spans", points: rows.map((r) => [Number(r.t), Number(r.spans)]), color: "#0891b2" }] }));
   }
 
   async function scoreCharts(avgEl, ratesEl, tableEl) {
@@ -95,8 +95,8 @@
     }
     const allScores = series.filter((r) => r.avg_score !== null).map((r) => Number(r.avg_score));
     const unit = allScores.every((v) => v >= 0 && v <= 1);
-    TS.chart.timeseries(avgEl, { series: bySeries(series, "scorer_id", "avg_score"),
-      yMin: unit ? 0 : undefined, yMax: unit ? 1 : undefined, yFormat: TS.fmtScore });
+    TS.chart.timeseries(avgEl, TS.windowOpts({ series: bySeries(series, "scorer_id", "avg_score"),
+      yMin: unit ? 0 : undefined, yMax: unit ? 1 : undefined, yFormat: TS.fmtScore }));
     const totals = new Map();
     for (const r of series) {
       const key = Number(r.t);
@@ -108,10 +108,10 @@
     }
     const pts = [...totals.entries()];
     const pct = (v) => v.toFixed(0) + "%";
-    TS.chart.timeseries(ratesEl, { yMin: 0, yFormat: pct, series: [
+    TS.chart.timeseries(ratesEl, TS.windowOpts({ yMin: 0, yFormat: pct, series: [
       { name: "failed", color: "#dc2626", points: pts.map(([t, c]) => [t, (100 * c.failed) / c.runs]) },
       { name: "not scorable", color: "#ca8a04", points: pts.map(([t, c]) => [t, (100 * c.not_scorable) / c.runs]) },
-    ] });
+    ] }));
     TS.clear(tableEl).appendChild(TS.table([
       { label: "scorer", value: (r) => h("a", { href: TS.link("scorers/" + encodeURIComponent(r.scorer_id)) }, r.scorer_id) },
       { label: "runs", class: "num", value: (r) => TS.fmtNum(r.runs) },
@@ -131,12 +131,12 @@
       "FROM scores WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 400", params);
     const used = rows.filter((r) => Number(r.input_tokens) || Number(r.output_tokens) || Number(r.cost));
     const msg = "No judge calls in this range (code scorers cost nothing).";
-    TS.chart.timeseries(tokensEl, { kind: "bars", bucketMs: 86400e3, emptyText: msg, series: used.length ? [
+    TS.chart.timeseries(tokensEl, TS.dayOpts({ emptyText: msg, series: used.length ? [
       { name: "input", points: used.map((r) => [Number(r.t), Number(r.input_tokens || 0)]) },
       { name: "output", points: used.map((r) => [Number(r.t), Number(r.output_tokens || 0)]), color: "#9333ea" },
-    ] : [] });
-    TS.chart.timeseries(costEl, { kind: "bars", bucketMs: 86400e3, emptyText: msg, yFormat: TS.fmtCost,
-      series: used.length ? [{ name: "cost (USD)", color: "#16a34a", points: used.map((r) => [Number(r.t), Number(r.cost || 0)]) }] : [] });
+    ] : [] }));
+    TS.chart.timeseries(costEl, TS.dayOpts({ emptyText: msg, yFormat: TS.fmtCost,
+      series: used.length ? [{ name: "cost (USD)", color: "#16a34a", points: used.map((r) => [Number(r.t), Number(r.cost || 0)]) }] : [] }));
   }
 
   async function lagChart(el) {
@@ -148,10 +148,10 @@
       "FROM scores AS s JOIN spans AS r ON r.trace_id = s.trace_id AND r.parent_span_id IS NULL " +
       "WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
     const fmt = (v) => TS.fmtDuration(v * 1000);
-    TS.chart.timeseries(el, { yMin: 0, yFormat: fmt, emptyText: "No live scores in this range.", series: [
+    TS.chart.timeseries(el, TS.windowOpts({ yMin: 0, yFormat: fmt, emptyText: "No live scores in this range.", series: [
       { name: "average", points: rows.map((r) => [Number(r.t), Number(r.avg_s)]) },
       { name: "slowest", color: "#ea580c", points: rows.map((r) => [Number(r.t), Number(r.max_s)]) },
-    ] });
+    ] }));
   }
 
   TS.pages.overview = async function overview(root) {
@@ -160,6 +160,7 @@
       root.appendChild(TS.panel(null, TS.exporterHelp()));
       return;
     }
+    await TS.resolveWindow();
     const el = () => h("div", { class: "chart-slot" });
     const tileEl = h("div");
     const [tracesEl, spansEl, avgEl, ratesEl, tableEl, tokensEl, costEl, lagEl] =

@@ -41,10 +41,30 @@
       value: (r) => TS.fmtNum((d.get(r.scorer_id) || {})[name] || 0) }));
   }
 
+  /** The live registry (GET api/live/scorers): {scorers: [{id, state, note, use, target, …}]}, or null. */
+  async function registry() {
+    try {
+      return await TS.api.get("api/live/scorers");
+    } catch (err) {
+      if (err.status === 401) throw err;
+      console.warn("tracescore dashboard: no live registry:", err.message);
+      return null;
+    }
+  }
+
+  function stateBadge(reg) {
+    if (!reg) return h("span", { class: "badge badge-muted", title: "not in the running config (scores from evals, backfill or an older config)" }, "not registered");
+    const cls = reg.state === "running" ? "badge-good" : reg.state === "paused" ? "badge-bad" : "badge-muted";
+    return h("span", { class: "badge " + cls, title: reg.note || reg.state }, reg.state);
+  }
+
   async function list(root) {
     root.appendChild(h("h1", {}, "Scorers"));
-    const [summary, decisions] = await Promise.all([scoreSummary(null), decisionCounts(null)]);
-    const ids = [...new Set([...summary.map((r) => r.scorer_id), ...decisions.map((r) => r.scorer_id)])].sort();
+    const [summary, decisions, live] = await Promise.all([scoreSummary(null), decisionCounts(null), registry()]);
+    const registered = live && Array.isArray(live.scorers) ? live.scorers : [];
+    const reg = new Map(registered.map((r) => [r.id, r]));
+    const ids = [...new Set([...registered.map((r) => r.id), ...summary.map((r) => r.scorer_id),
+      ...decisions.map((r) => r.scorer_id)])];
     if (!ids.length) {
       root.appendChild(TS.panel(null, TS.scorersHelp()));
       return;
@@ -52,9 +72,11 @@
     const s = new Map(summary.map((r) => [r.scorer_id, r]));
     const d = new Map(decisions.map((r) => [r.scorer_id, r]));
     const rows = ids.map((id) => Object.assign({ scorer_id: id }, s.get(id) || {}));
+    const notes = registered.filter((r) => r.note);
     root.appendChild(TS.panel("Scorers in the selected range",
       TS.table([
         { label: "scorer", value: (r) => h("a", { href: TS.link("scorers/" + encodeURIComponent(r.scorer_id)), class: "scorer-name" }, r.scorer_id) },
+        { label: "state", value: (r) => stateBadge(reg.get(r.scorer_id)) },
         { label: "avg score", class: "num", value: (r) => TS.fmtScore(r.avg_score) },
         { label: "runs", class: "num", value: (r) => TS.fmtNum(r.runs || 0) },
         ...decisionCells(d),
@@ -62,7 +84,9 @@
         { label: "cost", class: "num", value: (r) => TS.fmtCost(r.cost || 0) },
         { label: "last score", value: (r) => TS.fmtTime(r.last_ms === undefined ? null : Number(r.last_ms)) },
       ], rows, { onRowClick: (r) => (window.location.hash = TS.link("scorers/" + encodeURIComponent(r.scorer_id))) }),
-      h("p", { class: "muted small" }, "Decision counts cover every project (decisions carry no project); runs, scores and spend follow the project selector.")));
+      notes.length ? h("ul", { class: "notes" }, notes.map((r) => h("li", {}, h("strong", {}, r.id), ": " + r.note))) : null,
+      h("p", { class: "muted small" }, "State comes from the running server's [[scorers]] config. Decision counts cover every project (decisions carry no project); runs, scores and spend follow the project selector.")));
+    if (!summary.length) root.appendChild(TS.panel(null, TS.scorersHelp()));
   }
 
   async function histogram(el, scorerId) {
@@ -99,8 +123,8 @@
       "avg(score) FILTER (WHERE status = 'success') AS avg_score, count(*) AS runs, " +
       "count(*) FILTER (WHERE status = 'failed') AS failed FROM scores " +
       "WHERE scorer_id = ? AND created_at >= CAST(? AS TIMESTAMP)" + pw + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
-    TS.chart.timeseries(el, { yFormat: TS.fmtScore, series: [
-      { name: "average score", points: rows.filter((r) => r.avg_score !== null).map((r) => [Number(r.t), Number(r.avg_score)]) }] });
+    TS.chart.timeseries(el, TS.windowOpts({ yFormat: TS.fmtScore, series: [
+      { name: "average score", points: rows.filter((r) => r.avg_score !== null).map((r) => [Number(r.t), Number(r.avg_score)]) }] }));
   }
 
   async function spend(el, scorerId) {
@@ -110,9 +134,9 @@
       "SELECT epoch_ms(date_trunc('day', created_at)) AS t, sum(judge_total_tokens) AS tokens, sum(judge_cost) AS cost " +
       "FROM scores WHERE scorer_id = ? AND created_at >= CAST(? AS TIMESTAMP)" + pw + " GROUP BY 1 ORDER BY 1 DESC LIMIT 400", params);
     const used = rows.filter((r) => Number(r.tokens) || Number(r.cost));
-    TS.chart.timeseries(el, { kind: "bars", bucketMs: 86400e3, yFormat: TS.fmtCost,
+    TS.chart.timeseries(el, TS.dayOpts({ yFormat: TS.fmtCost,
       emptyText: "This scorer spent nothing on judges in this range.",
-      series: used.length ? [{ name: "cost (USD)", color: "#16a34a", points: used.map((r) => [Number(r.t), Number(r.cost || 0)]) }] : [] });
+      series: used.length ? [{ name: "cost (USD)", color: "#16a34a", points: used.map((r) => [Number(r.t), Number(r.cost || 0)]) }] : [] }));
   }
 
   function recentTable(scorerId, where, empty) {
@@ -129,8 +153,7 @@
         { label: "score", value: (r) => TS.scoreBadge(r.score, r.status) },
         { label: "reason / error", value: (r) => {
           if (r.status === "success") return r.reason || "";
-          const err = TS.parseJSON(r.error);
-          return h("span", { class: "error-text" }, err && typeof err === "object" ? (err.message || JSON.stringify(err)) : String(err || r.reason || ""));
+          return h("span", { class: "error-text" }, r.error ? TS.errorText(r.error) : r.reason || "");
         } },
       ], rows, { compact: true });
     };
@@ -139,9 +162,17 @@
   async function detail(root, scorerId) {
     root.appendChild(h("div", { class: "crumbs" }, h("a", { href: "#/scorers" }, "Scorers"), " / ", scorerId));
     root.appendChild(h("h1", {}, scorerId));
-    const [summary, decisions] = await Promise.all([scoreSummary(scorerId), decisionCounts(scorerId)]);
+    const [summary, decisions, live] = await Promise.all([scoreSummary(scorerId), decisionCounts(scorerId), registry()]);
     const s = summary[0] || {};
     const d = decisions[0] || {};
+    const reg = live && Array.isArray(live.scorers) ? live.scorers.find((r) => r.id === scorerId) : null;
+    if (reg) {
+      root.appendChild(h("div", { class: "meta scorer-config" }, stateBadge(reg), " ",
+        h("span", { class: "muted" }, [reg.use, "target " + reg.target, "sample rate " + reg.sample_rate,
+          reg.filter ? "filter " + reg.filter : null, "version " + reg.version, reg.uses_judge ? "LLM judge" : "code scorer"]
+          .filter(Boolean).join(" · ")),
+        reg.note ? h("div", { class: "error-box" }, reg.note) : null));
+    }
     if (!summary.length && !decisions.length) {
       root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "Nothing recorded for this scorer in the selected range"),
         h("p", {}, "Widen the range at the top, or check that the scorer is enabled in the config file.")));
@@ -154,6 +185,7 @@
       TS.stat("not scorable", TS.fmtNum(s.not_scorable || 0), TS.fmtPct(s.not_scorable || 0, s.runs)),
       TS.stat("judge tokens", TS.fmtNum(s.tokens || 0)),
       TS.stat("judge cost", TS.fmtCost(s.cost || 0))));
+    await TS.resolveWindow();
     const slot = () => h("div", { class: "chart-slot" });
     const [decEl, histEl, trendEl, spendEl, failEl, lowEl] = [slot(), slot(), slot(), slot(), h("div"), h("div")];
     root.appendChild(h("div", { class: "grid" },

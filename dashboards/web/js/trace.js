@@ -158,8 +158,8 @@
         h("span", { class: "muted" }, " · " + [s.source, s.scorer_version ? "v " + s.scorer_version : null,
           TS.fmtTime(Number(s.created_ms)), TS.fmtDuration(s.duration_ms)].filter(Boolean).join(" · ")),
         s.span_id ? h("a", { href: "#", class: "mono small", onclick: (ev) => { ev.preventDefault(); selectSpan(s.span_id); } }, " span " + TS.shortId(s.span_id)) : null),
-      s.reason ? h("div", { class: "reason" }, s.reason) : h("div", { class: "muted" }, "No reason recorded."),
-      s.error ? h("div", { class: "error-box" }, TS.jsonView(s.error)) : null,
+      s.reason ? h("div", { class: "reason" }, s.reason) : s.error ? null : h("div", { class: "muted" }, "No reason recorded."),
+      s.error ? h("div", { class: "error-box" }, TS.errorText(s.error)) : null,
       h("div", { class: "muted small" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
         TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)),
       steps.length ? TS.details("Step results", steps.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_step_result", "")), TS.jsonView(s[k])))) : null,
@@ -266,7 +266,8 @@
       TS.api.rows("SELECT score_id, step, status, prompt, judge_model_id, judge_provider, attempt_count, model_call_count, " +
         "duration_ms, output, raw_output, finish_reason, input_tokens, output_tokens, reasoning_tokens, cached_input_tokens, " +
         "cost_amount, cost_source, error_name, error_message FROM judge_executions WHERE trace_id = ? " +
-        "ORDER BY created_at LIMIT 2000", [traceId]),
+        "ORDER BY score_id, list_position(['preprocess', 'analyze', 'generate_score', 'generate_reason'], step) NULLS LAST, " +
+        "created_at LIMIT 2000", [traceId]),
       TS.api.rows("SELECT scorer_id, scorer_version, span_id, decision, attempts, last_error, epoch_ms(updated_at) AS updated_ms " +
         "FROM scoring_decisions WHERE trace_id = ? ORDER BY scorer_id LIMIT 1000", [traceId]),
     ]);

@@ -20,6 +20,13 @@
     return h("div", { class: "error-box", role: "alert" }, err && err.message ? err.message : String(err));
   };
 
+  /** A score's error column ({name, message, ...} JSON or text) as one readable line. */
+  TS.errorText = function errorText(value) {
+    const err = TS.parseJSON(value);
+    if (err && typeof err === "object" && err.message) return (err.name ? err.name + ": " : "") + err.message;
+    return typeof err === "string" ? err : JSON.stringify(err);
+  };
+
   /** Run an async builder into a placeholder; a failure shows a sentence in place. */
   TS.fill = function fill(el, promiseFn) {
     TS.clear(el).appendChild(h("p", { class: "muted" }, "Loading…"));
