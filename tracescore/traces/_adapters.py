@@ -56,10 +56,19 @@ ADAPTERS: tuple[Adapter, ...] = (
 """The convention adapters, highest precedence first (the generic adapter always runs first)."""
 
 
+_MASTRA_PLUMBING = frozenset({"model_chunk", "memory_operation", "processor_run", "llm_chunk"})
+
+
 def adapt_span(span: Span) -> Step:
     """The normalized step of one span: generic base, then each recognising convention, lowest
     precedence first."""
     step = _adapt_generic.base_step(span)
+    attrs = span.attributes
+    if attrs.get("mastra.span.type") in _MASTRA_PLUMBING:
+        # Chunks, memory and processors say nothing in GenAI terms a consumer reads.
+        _adapt_mastra.adapt(span, step)
+        step.convention = "mastra"
+        return step
     claiming = [adapter for adapter in ADAPTERS if adapter.claims(span)]
     for adapter in reversed(claiming):
         adapter.adapt(span, step)

@@ -97,6 +97,10 @@ class Span:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Span:
         """Build a span from a span-row dict (store, ingest, or camelCase OTLP/JSON-like)."""
+        if type(row) is dict and "start_time_ns" in row and "span_id" in row:
+            fast = _from_standard_row(cls, row)
+            if fast is not None:
+                return fast
         get = row.get
         attributes = get("attributes")
         if type(attributes) is not dict:
@@ -320,6 +324,60 @@ def load_trace(store: Any, trace_id: str) -> Trace:
     fetch_logs = getattr(store, "fetch_trace_logs", None)
     logs = fetch_logs(trace_id) if callable(fetch_logs) else []
     return Trace.from_rows(rows, logs=logs or (), trace_id=trace_id)
+
+
+def _from_standard_row(cls: type[Span], row: dict[str, Any]) -> Span | None:
+    """The common case, a row as ingest and the store write it; None when anything is off."""
+    attributes = row.get("attributes")
+    resource = row.get("resource_attributes")
+    start = row["start_time_ns"]
+    end = row.get("end_time_ns")
+    code = row.get("status_code")
+    kind = row.get("kind")
+    if (
+        type(attributes) is not dict
+        or type(resource) is not dict
+        or type(start) is not int
+        or (end is not None and type(end) is not int)
+        or type(code) is not str
+        or code not in _STATUS_SET
+        or type(kind) is not str
+        or kind not in _KIND_SET
+    ):
+        return None
+    events = row.get("events")
+    links = row.get("links")
+    if events:
+        if type(events) is not list:
+            return None
+        events = [_event_of(e) for e in events]
+    if links:
+        if type(links) is not list:
+            return None
+        links = [as_dict(link) for link in links]
+    span = cls.__new__(cls)
+    span.trace_id = str(row.get("trace_id") or "")
+    span.span_id = str(row["span_id"] or "")
+    parent = row.get("parent_span_id")
+    span.parent_span_id = str(parent) if parent else None
+    span.name = str(row.get("name") or "")
+    span.kind = kind
+    span.start_time_ns = start
+    span.end_time_ns = end
+    span.status_code = code
+    span.status_message = row.get("status_message")
+    span.attributes = attributes
+    span.resource_attributes = resource
+    span.events = events or []
+    span.links = links or []
+    span.scope_name = row.get("scope_name")
+    span.scope_version = row.get("scope_version")
+    span.service_name = row.get("service_name") or resource.get("service.name")
+    span.project = row.get("project")
+    span.logs = []
+    span.children = []
+    span.parent = None
+    return span
 
 
 def _walk(span: Span) -> Iterator[Span]:
