@@ -1,7 +1,318 @@
-"""CLI commands: scorers, backfill, demo."""
+"""CLI commands: scorers, backfill, demo.
+
+Each talks to a running server (``--url``, default http://127.0.0.1:4318) or works on a
+database file no server holds (``--db``, with the registry of ``--config`` or the embedded
+default). Everything heavy is imported inside the command bodies.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
 import click
 
+from ._server_commands import (
+    DEFAULT_URL,
+    _client,
+    _db_option,
+    _key_option,
+    _server_error,
+    _unreachable,
+    _url_option,
+    format_rows,
+)
+
 COMMANDS: list[click.Command] = []
+
+_config_option = click.option(
+    "--config", "config", type=click.Path(dir_okay=False), default=None,
+    help="With --db: the config whose [[scorers]] to use (default: the embedded default).")
+
+SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "sampled_out",
+                  "filtered_out", "over_budget", "avg_score", "judge_tokens", "judge_cost_usd")
+
+
+def _pick(url: str | None, db: str | None, config: str | None) -> None:
+    if url and db:
+        raise click.UsageError("give either --url or --db, not both")
+    if config and not db:
+        raise click.UsageError("--config goes with --db; a server uses the config it started with")
+
+
+def _offline(db: str, config: str | None, *, read_only: bool) -> tuple[Any, Any]:
+    """An idle scheduler over ``db`` with the registry of ``config``, and its store."""
+    from tracescore.live import ConfigError as LiveConfigError
+    from tracescore.live import LiveScheduler, load_live_config
+    from tracescore.server import ConfigError, read_config
+    from tracescore.store import Store, StoreError
+
+    try:
+        path, document = read_config(config or os.environ.get("TRACESCORE_CONFIG") or None)
+        settings, registry = load_live_config(
+            document, source=str(path), base_dir=path.resolve().parent,
+            judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
+            judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None)
+        store = Store(db, read_only=read_only).open()
+    except (ConfigError, LiveConfigError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from None
+    return LiveScheduler(store, registry, settings), store
+
+
+def _get(url: str, api_key: str | None, path: str, *, body: Any = None,
+         timeout_s: float | None = 60.0) -> Any:
+    import httpx
+
+    try:
+        with _client(url, api_key, timeout_s) as client:  # type: ignore[arg-type]
+            response = (client.post(path, json=body) if body is not None
+                        else client.get(path))
+    except httpx.HTTPError as exc:
+        raise _unreachable(url, exc) from None
+    if response.status_code != 200:
+        raise _server_error(response)
+    return response.json()
+
+
+@click.command("scorers")
+@_url_option
+@_db_option
+@_config_option
+@_key_option
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
+              default="table", show_default=True, help="Output format.")
+def scorers_command(url: str | None, db: str | None, config: str | None, api_key: str | None,
+                    output_format: str) -> None:
+    """Each registered scorer: state, decision counts, average score, judge tokens and cost."""
+    import json
+
+    _pick(url, db, config)
+    if db:
+        from tracescore.live import scorer_summary
+
+        live, store = _offline(db, config, read_only=True)
+        try:
+            status = live.status()
+            for row in status:
+                if row["state"] == "running":
+                    row["state"] = "configured"
+            rows = scorer_summary(store.read, status)
+        finally:
+            store.close()
+    else:
+        rows = _get(url or DEFAULT_URL, api_key, "/api/live/scorers")["scorers"]
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    table = [[_value(row, name) for name in SCORER_COLUMNS] for row in rows]
+    click.echo(format_rows(list(SCORER_COLUMNS), table, "table"), nl=False)
+    for row in rows:
+        if row.get("note"):
+            click.echo(f"{row['id']}: {row['state']}: {row['note']}")
+
+
+def _value(row: dict[str, Any], name: str) -> Any:
+    if name == "judge_tokens":
+        return (row.get("judge_input_tokens") or 0) + (row.get("judge_output_tokens") or 0)
+    value = row.get(name)
+    if isinstance(value, float):
+        return f"{value:.4g}" if name != "judge_cost_usd" else f"{value:.6f}"
+    return value
+
+
+COMMANDS.append(scorers_command)
+
+
+@click.command("backfill")
+@click.option("--scorer", "scorer_id", required=True, help="The id of the scorer to run.")
+@click.option("--since", default="24h", show_default=True,
+              help="Traces that started after this: a duration (24h, 7d) or an ISO time.")
+@click.option("--until", default=None, help="Traces that started before this (default: now).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N traces.")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Only count the pairs and estimate judge tokens and cost.")
+@_url_option
+@_db_option
+@_config_option
+@_key_option
+def backfill_command(scorer_id: str, since: str, until: str | None, limit: int | None,
+                     dry_run: bool, url: str | None, db: str | None, config: str | None,
+                     api_key: str | None) -> None:
+    """Score past traces with one scorer (source 'backfill'), through the live path."""
+    _pick(url, db, config)
+    if db:
+        report = _backfill_file(db, config, scorer_id, since, until, limit, dry_run)
+    else:
+        body = {"scorer": scorer_id, "since": since, "until": until, "limit": limit,
+                "dry_run": dry_run}
+        report = _get(url or DEFAULT_URL, api_key, "/api/live/backfill", body=body,
+                      timeout_s=None)
+    click.echo(describe_backfill(report))
+
+
+def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
+                   until: str | None, limit: int | None, dry_run: bool) -> dict[str, Any]:
+    from tracescore.live import ConfigError as LiveConfigError
+    from tracescore.live import backfill
+    from tracescore.server import parse_since
+
+    try:
+        since_at = parse_since(since) if since else None
+        until_at = parse_since(until) if until else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    live, store = _offline(db, config, read_only=False)
+
+    async def run() -> dict[str, Any]:
+        await live.prepare()
+        return await backfill(live, scorer_id, since=since_at, until=until_at, limit=limit,
+                              dry_run=dry_run)
+
+    try:
+        return asyncio.run(run())
+    except LiveConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+
+
+def describe_backfill(report: dict[str, Any]) -> str:
+    """A few lines for people about a backfill report."""
+    who = f"{report['scorer']} (version {report['version']})"
+    lines = [f"{report['traces']} settled trace(s) not yet decided by {who}"
+             + (f"; {report['not_settled']} still in progress" if report["not_settled"] else "")]
+    if report["dry_run"]:
+        skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.items()
+                            if k in ("sampled_out", "filtered_out", "failed") and n)
+        lines.append(f"{report['pairs']} pair(s) to score" + (f" ({skipped})" if skipped else ""))
+        tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
+        if tokens is None:
+            lines.append(f"judge spend: unknown ({report['estimate_basis']})")
+        else:
+            lines.append(f"estimated judge tokens {tokens}, cost ${cost:.4f} "
+                         f"({report['estimate_basis']})")
+        lines.append("dry run: nothing was scored")
+    else:
+        done = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
+                         sorted(report["decisions"].items())) or "nothing to do"
+        lines.append(done)
+    return "\n".join(lines)
+
+
+COMMANDS.append(backfill_command)
+
+
+@click.command("demo")
+@_url_option
+@_key_option
+@click.option("--traces", "count", type=click.IntRange(1, 1000), default=6, show_default=True,
+              help="How many agent runs to send.")
+@click.option("--timeout", "timeout_s", type=float, default=90.0, show_default=True,
+              help="How long to wait for the scores (seconds).")
+@click.option("--keep-running", is_flag=True, default=False,
+              help="Keep the demo server up afterwards (Ctrl-C stops it).")
+def demo_command(url: str | None, api_key: str | None, count: int, timeout_s: float,
+                 keep_running: bool) -> None:
+    """Send a few agent traces through the OpenTelemetry SDK and print their live scores.
+
+    Starts a server on a temporary database (or uses --url), sends the traces, waits for live
+    scoring and prints the score table. Judge scorers join in when TRACESCORE_JUDGE_MODEL is set.
+    """
+    from tracescore.live import send_agent_traces
+
+    server: subprocess.Popen[bytes] | None = None
+    workdir = tempfile.TemporaryDirectory(prefix="tracescore-demo-")
+    try:
+        if url is None:
+            url, server = _start_demo_server(Path(workdir.name))
+            click.echo(f"started a demo server on {url} (database in {workdir.name})", err=True)
+        try:
+            ids = send_agent_traces(url, count=count, api_key=api_key)
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"sent {len(ids)} agent traces through the OpenTelemetry SDK; "
+                   "waiting for live scoring…", err=True)
+        _wait_for_scores(url, api_key, ids, timeout_s)
+        listed = ", ".join(f"'{t}'" for t in ids)
+        answer = _get(url, api_key, "/api/sql", body={"sql": (
+            "SELECT substr(trace_id, 1, 8) AS trace, scorer_id, status, round(score, 3) AS score,"
+            " judge_total_tokens AS judge_tokens, round(judge_cost, 6) AS judge_cost, reason "
+            f"FROM scores WHERE trace_id IN ({listed}) ORDER BY trace_id, scorer_id")})
+        click.echo(format_rows(answer["columns"], answer["rows"], "table"), nl=False)
+        if keep_running and server is not None:
+            click.echo(f"the demo server keeps running on {url}; Ctrl-C stops it", err=True)
+            server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if server is not None and server.poll() is None:
+            server.terminate()
+            server.wait(30)
+        workdir.cleanup()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_demo_server(workdir: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """``tracescore serve`` on a temp database with quick settling, and its URL."""
+    import httpx
+
+    from tracescore.server import default_config_path
+
+    text = default_config_path().read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^settle_seconds = .*$", "settle_seconds = 1", text)
+    text = re.sub(r"(?m)^interval_seconds = .*$", "interval_seconds = 0.5", text)
+    config = workdir / "demo.toml"
+    config.write_text(text, encoding="utf-8")
+    port = _free_port()
+    log = (workdir / "server.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracescore.cli", "serve", "--config", str(config),
+         "--db", str(workdir / "demo.duckdb"), "--http-port", str(port), "--no-grpc"],
+        stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise click.ClickException(
+                "the demo server did not start:\n" + (workdir / "server.log").read_text())
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return url, process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.terminate()
+    raise click.ClickException("the demo server did not answer within 60 s")
+
+
+def _wait_for_scores(url: str, api_key: str | None, ids: list[str], timeout_s: float) -> None:
+    """Wait until every trace is decided by every running scorer and nothing is open."""
+    listed = ", ".join(f"'{t}'" for t in ids)
+    running = [s["id"] for s in _get(url, api_key, "/api/live/scorers")["scorers"]
+               if s["state"] == "running"]
+    sql = ("SELECT count(DISTINCT trace_id || '/' || scorer_id) AS decided, "
+           "count(*) FILTER (WHERE decision IN ('pending', 'retrying', 'over_budget')) AS open "
+           f"FROM scoring_decisions WHERE trace_id IN ({listed})")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        decided, still_open = _get(url, api_key, "/api/sql", body={"sql": sql})["rows"][0]
+        if decided >= len(ids) * len(running) and still_open == 0:
+            return
+        time.sleep(0.5)
+    click.echo(f"scoring did not finish within {timeout_s:g} s; showing what is there", err=True)
+
+
+COMMANDS.append(demo_command)

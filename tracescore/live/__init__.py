@@ -16,6 +16,7 @@ from ._config import (
     parse_live_settings,
     parse_scorer_entries,
 )
+from ._demo import send_agent_traces
 from ._defaults import (
     answer_relevancy_scorer,
     faithfulness_scorer,
@@ -64,6 +65,7 @@ __all__ = [
     "score_id_for",
     "scorer_summary",
     "scorer_version",
+    "send_agent_traces",
     "tool_failures_scorer",
     "trajectory_efficiency_scorer",
     "uses_judge",

@@ -82,6 +82,9 @@ class LiveScheduler:
         self._tick_lock: asyncio.Lock | None = None
         self._job_scheduler: Any = None
         self._prepared = False
+        self._stopped = False
+        self._tick_task: asyncio.Task[None] | None = None
+        self._judge_warmup: asyncio.Future[Any] | None = None
 
     # helpers the worker uses -----------------------------------------------------------------
 
@@ -193,8 +196,15 @@ class LiveScheduler:
 
         await self.prepare()
         self._ensure_loop_state()
+        self._stopped = False
+        for name in ("apscheduler.executors.default", "apscheduler.scheduler"):
+            quiet = logging.getLogger(name)  # one INFO line per run, every few seconds
+            if quiet.level == logging.NOTSET:
+                quiet.setLevel(logging.WARNING)
+        if any(reg.uses_judge for reg in self.registry.enabled()):
+            self._warm_judge()
         scheduler = AsyncIOScheduler(timezone=UTC)
-        scheduler.add_job(self.tick, "interval", seconds=self.settings.interval_seconds,
+        scheduler.add_job(self._spawn_tick, "interval", seconds=self.settings.interval_seconds,
                           id="tracescore-live", max_instances=1, coalesce=True,
                           next_run_time=datetime.now(UTC), misfire_grace_time=None)
         scheduler.start()
@@ -206,9 +216,12 @@ class LiveScheduler:
     async def stop(self, *, timeout_s: float = 10.0) -> None:
         """Stop the job and let runs in flight finish (cancelled after ``timeout_s``; a cancelled
         pair stays pending and is scored after the next start)."""
+        self._stopped = True
         if self._job_scheduler is not None:
             self._job_scheduler.shutdown(wait=False)
             self._job_scheduler = None
+        if self._tick_task is not None:
+            await asyncio.gather(self._tick_task, return_exceptions=True)  # let its reads end
         await self.drain(timeout_s=timeout_s)
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
@@ -222,6 +235,14 @@ class LiveScheduler:
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
+    def _warm_judge(self) -> None:
+        """Import litellm (≈3.5 s) in a worker thread, so no judge call imports it on the
+        event loop; judge runs wait for it."""
+        if self._judge_warmup is None:
+            from tracescore.scoring import load_litellm
+
+            self._judge_warmup = asyncio.ensure_future(asyncio.to_thread(load_litellm))
+
     def _ensure_loop_state(self) -> None:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.settings.concurrency)
@@ -229,11 +250,18 @@ class LiveScheduler:
 
     # the tick --------------------------------------------------------------------------------
 
+    async def _spawn_tick(self) -> None:
+        """The APScheduler job: start a tick as this scheduler's own task (so stopping the job
+        scheduler never cancels a tick halfway through a database read)."""
+        if self._stopped or (self._tick_task is not None and not self._tick_task.done()):
+            return
+        self._tick_task = asyncio.get_running_loop().create_task(self.tick())
+
     async def tick(self) -> None:
         """One pass: budget, scan, expand ready traces, dispatch due decisions. Never raises."""
         self._ensure_loop_state()
         assert self._tick_lock is not None
-        if self._tick_lock.locked():
+        if self._tick_lock.locked() or self._stopped:
             return
         async with self._tick_lock:
             try:
@@ -382,6 +410,10 @@ class LiveScheduler:
     async def _run(self, item: WorkItem, reg: RegisteredScorer, source: str) -> str | None:
         assert self._sem is not None
         try:
+            if reg.uses_judge:
+                self._warm_judge()
+                assert self._judge_warmup is not None
+                await asyncio.shield(self._judge_warmup)
             async with self._sem:
                 if reg.id in self.paused:
                     return None

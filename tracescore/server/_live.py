@@ -1,13 +1,13 @@
 """The live scorer inside ``tracescore serve``: config at ``create_app``, the scheduler in the
 lifespan, and the ``/api/live`` routes.
 
-``mount_live(app)`` (a ``create_app`` mount) reads ``[live]``, ``[live.budget]`` and
+``mount_live(app)`` (in ``DEFAULT_MOUNTS``) reads ``[live]``, ``[live.budget]`` and
 ``[[scorers]]`` from the settings' config file, builds every scorer and checks every filter, so
-a bad entry stops start-up with one sentence (``ConfigError``); it then adds the routes and
-appends ``live_lifespan`` to ``app.state.lifespan_hooks``, which starts the ``LiveScheduler`` on
-``app.state.store`` once the store is open and stops it (letting runs in flight finish) before
-the store closes. The running scheduler is ``app.state.live`` (None when ``[live] enabled =
-false``). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
+a bad entry stops ``create_app`` with one sentence (``ConfigError``), and adds the routes.
+``live_lifespan(app)`` (in ``DEFAULT_HOOKS``) starts the ``LiveScheduler`` on ``app.state.store``
+once the store is open and stops it (letting runs in flight finish) before the store closes.
+The running scheduler is ``app.state.live`` (None when ``[live] enabled = false`` or the hook is
+left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
 
 Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``POST
 /api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``.
@@ -50,14 +50,17 @@ def _load(settings: Any) -> tuple[Any, Any]:
         raise ConfigError(str(exc)) from None
 
 
+def _setup(app: FastAPI) -> tuple[Any, Any]:
+    setup = getattr(app.state, "live_setup", None)
+    if setup is None:
+        setup = app.state.live_setup = _load(app.state.settings)
+    return setup  # type: ignore[no-any-return]
+
+
 def mount_live(app: FastAPI) -> None:
-    """Validate the live config of ``app.state.settings``, add the routes and the lifespan hook."""
-    live_settings, registry = _load(app.state.settings)
+    """Validate the live config of ``app.state.settings`` and add the ``/api/live`` routes."""
+    app.state.live_setup = _load(app.state.settings)
     app.state.live = None
-    app.state.live_setup = (live_settings, registry)
-    hooks = app.state.lifespan_hooks
-    if live_settings.enabled and live_lifespan not in hooks:
-        hooks.append(live_lifespan)
     app.include_router(router)
 
 
@@ -67,7 +70,12 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
     from tracescore.live import ConfigError as LiveConfigError
     from tracescore.live import LiveScheduler
 
-    live_settings, registry = app.state.live_setup
+    live_settings, registry = _setup(app)
+    app.state.live = None
+    if not live_settings.enabled:
+        log.info("live scoring is off ([live] enabled = false)")
+        yield
+        return
     scheduler = LiveScheduler(app.state.store, registry, live_settings)
     try:
         await scheduler.start()
@@ -85,11 +93,11 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
 def _scheduler(request: Request) -> Any:
     """The running scheduler, or an idle one over the same registry (live scoring off)."""
     state = request.app.state
-    if state.live is not None:
+    if getattr(state, "live", None) is not None:
         return state.live
     from tracescore.live import LiveScheduler
 
-    live_settings, registry = state.live_setup
+    live_settings, registry = _setup(request.app)
     return LiveScheduler(state.store, registry, live_settings)
 
 
