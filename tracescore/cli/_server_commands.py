@@ -86,6 +86,8 @@ def serve_command(
         raise click.ClickException(str(exc)) from None
     try:
         serve(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot start the server: {exc}") from None
 
