@@ -70,7 +70,7 @@
         const result = await TS.api.sql(sql, []);
         TS.clear(out).appendChild(resultView(result, performance.now() - t0));
       } catch (err) {
-        TS.clear(out).appendChild(TS.errorBox(err));
+        TS.clear(out).appendChild(TS.errorBox(err, { quiet: err.status === 400 }));
       }
     };
     box.addEventListener("keydown", (ev) => {

@@ -15,8 +15,12 @@
       h("div", { class: "stat-label" }, label), hint ? h("div", { class: "stat-hint" }, hint) : null);
   };
 
-  TS.errorBox = function errorBox(err) {
-    console.warn("tracescore dashboard:", err);
+  /** A failed call shown in place. It is logged as a console error (a page that cannot load its
+   * data is broken), except for user input errors (quiet) and the API-key prompt (401). */
+  TS.errorBox = function errorBox(err, opts) {
+    if (!(opts && opts.quiet) && !(err && err.status === 401)) {
+      console.error("tracescore dashboard:", err && err.message ? err.message : String(err));
+    }
     return h("div", { class: "error-box", role: "alert" }, err && err.message ? err.message : String(err));
   };
 
