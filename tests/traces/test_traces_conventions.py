@@ -976,3 +976,67 @@ def test_python_literal_tool_input_and_unnamed_operations() -> None:
         ("tool_call", "weather"),
     ]
     assert _invocations(trace) == [("weather", {"city": "Oslo"}, {"tempC": 3}, "result")]
+
+
+def test_call_usage_from_the_provider_body_when_the_span_reports_none() -> None:
+    """A Mastra version whose per-step spans carry no usage (only the wrapper's total) but keep
+    the provider's response body: each call's tokens come from its own body."""
+    agent, gen, step1, step2 = span_id(), span_id(), span_id(), span_id()
+
+    def body(prompt: int, completion: int) -> str:
+        return json.dumps(
+            {"id": "x", "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+        )
+
+    rows = [
+        row(
+            "invoke_agent a",
+            span_id=agent,
+            start_ms=0,
+            end_ms=20,
+            attributes={"mastra.span.type": "agent_run", "mastra.agent_run.input": QUESTION},
+        ),
+        row(
+            "chat gpt-4o",
+            span_id=gen,
+            parent=agent,
+            start_ms=1,
+            end_ms=19,
+            attributes={
+                "mastra.span.type": "model_generation",
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o",
+                "gen_ai.usage.input_tokens": 300,
+                "gen_ai.usage.output_tokens": 30,
+            },
+        ),
+        row(
+            "step 0",
+            span_id=step1,
+            parent=gen,
+            start_ms=2,
+            end_ms=8,
+            attributes={
+                "mastra.span.type": "model_step",
+                "mastra.model_step.output": json.dumps({"text": "", "toolCalls": []}),
+                "mastra.metadata.body": body(100, 10),
+            },
+        ),
+        row(
+            "step 1",
+            span_id=step2,
+            parent=gen,
+            start_ms=9,
+            end_ms=18,
+            attributes={
+                "mastra.span.type": "model_step",
+                "mastra.model_step.output": json.dumps({"text": ANSWER}),
+                "mastra.metadata.body": body(200, 20),
+            },
+        ),
+    ]
+    steps = extract_trajectory_from_trace(Trace.from_rows(rows)).steps
+    assert [(s.step_type, s.prompt_tokens, s.completion_tokens) for s in steps] == [
+        ("model_generation", 100, 10),
+        ("model_generation", 200, 20),
+    ]

@@ -97,7 +97,7 @@ def adapt(span: Span, step: Step) -> None:
         if call_id:
             step.tool_call_id = str(call_id)
         args = attrs.get("tool_call.function.arguments")
-        step.tool_args = parse_json(args) if args is not None else step.input
+        step.tool_args = parse_json(args) if args is not None else _call_kwargs(step.input)
         step.tool_result = step.output
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
@@ -152,6 +152,24 @@ def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
         step.finish_reason = str(finish)
     if step.model:
         step.name = step.model
+
+
+def _call_kwargs(value: Any) -> Any:
+    """Tool input written as a call envelope (``{"args": [], "kwargs": {...}}``, as smolagents and
+    LlamaIndex record it) → the keyword arguments."""
+    if (
+        isinstance(value, dict)
+        and "kwargs" in value
+        and set(value)
+        <= {
+            "args",
+            "kwargs",
+            "sanitize_inputs_outputs",
+        }
+    ):
+        if not value.get("args") and isinstance(value["kwargs"], dict):
+            return value["kwargs"]
+    return value
 
 
 def flattened_prompts(attrs: dict[str, Any]) -> list[str]:

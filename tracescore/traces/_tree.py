@@ -24,10 +24,11 @@ Adapters see one span at a time; some decisions need its neighbours:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._adapters import adapt_span
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Call, Msg, Step
+from ._values import as_dict, pick_usage
 
 if TYPE_CHECKING:
     from ._trace import Span, Trace
@@ -188,6 +189,13 @@ def _resolve_calls(root: Step) -> list[Step]:
                 below = [step]
             elif len(below) == 1:
                 _lend(below[0], step)
+            else:
+                for call in below:
+                    if call.model is None and step.model is not None:
+                        call.model = step.model
+                        call.provider = call.provider or step.provider
+            if len(below) == 1 and below[0].usage is None:
+                below[0].usage = _body_usage(step.attributes)
         calls_of[id(step)] = below
     return calls_of.pop(id(root), [])
 
@@ -215,6 +223,23 @@ def _lend(call: Step, wrapper: Step) -> None:
         call.input = wrapper._input
     if call._output is None:
         call.output = wrapper._output
+
+
+_USAGE_FIELDS = (
+    ("input_tokens", ("prompt_tokens", "input_tokens", "promptTokenCount")),
+    ("output_tokens", ("completion_tokens", "output_tokens", "candidatesTokenCount")),
+    ("total_tokens", ("total_tokens", "totalTokenCount")),
+)
+
+
+def _body_usage(attrs: dict[str, Any]) -> dict[str, int] | None:
+    """Usage from the provider's raw response body a span kept (Mastra's
+    ``mastra.metadata.body``), for a model call whose span reports no usage."""
+    raw = attrs.get("mastra.metadata.body")
+    if raw is None:
+        return None
+    usage = as_dict(as_dict(raw).get("usage") or as_dict(raw).get("usageMetadata"))
+    return pick_usage(usage, _USAGE_FIELDS) if usage else None
 
 
 def _weak(msgs: list[Msg]) -> bool:
