@@ -21,8 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from server_process import running_server  # noqa: E402
 
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 ATTRIBUTES = (
     '{"gen_ai.operation.name":"chat","gen_ai.request.model":"gpt-4o-mini",'
@@ -144,23 +149,28 @@ def main() -> None:
         db = Path(tmp) / "bench.duckdb"
         began = time.perf_counter()
         build(db, args.traces)
-        print(f"built {args.traces:,} traces ({args.traces * 10:,} spans, {args.traces * 3:,} "
-              f"scores) in {time.perf_counter() - began:.1f} s")
+        print(
+            f"built {args.traces:,} traces ({args.traces * 10:,} spans, {args.traces * 3:,} "
+            f"scores) in {time.perf_counter() - began:.1f} s"
+        )
         config = Path(tmp) / "tracescore.toml"
         config.write_text("[live]\nenabled = false\n")
         with running_server(db, args=["--config", str(config)]) as server:
             some_trace = "cfcd208495d565ef66e7dff9f98764da"  # md5('0'): the newest trace
-            measure(server.url, [
-                "overview",
-                "traces",
-                "traces?scorer=answer-relevancy&max=0.1&status=error",
-                "traces?q=weather",
-                f"traces/{some_trace}",
-                f"traces/{some_trace}?tab=scores",
-                "scorers",
-                "scorers/answer-relevancy",
-                "sql?q=SELECT%20scorer_id%2C%20avg(score)%20FROM%20scores%20GROUP%20BY%201",
-            ])
+            measure(
+                server.url,
+                [
+                    "overview",
+                    "traces",
+                    "traces?scorer=answer-relevancy&max=0.1&status=error",
+                    "traces?q=weather",
+                    f"traces/{some_trace}",
+                    f"traces/{some_trace}?tab=scores",
+                    "scorers",
+                    "scorers/answer-relevancy",
+                    "sql?q=SELECT%20scorer_id%2C%20avg(score)%20FROM%20scores%20GROUP%20BY%201",
+                ],
+            )
 
 
 if __name__ == "__main__":
