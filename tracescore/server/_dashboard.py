@@ -48,15 +48,15 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     @router.get("/api/traces/{trace_id}/scorer-input", tags=["dashboard"])
     def get_scorer_input(request: Request, trace_id: str, span_id: str | None = None) -> Any:
         """What a scorer sees for this trace (default target, or the given span)."""
-        trace = _load(request, trace_id)
         if span_id is not None and not _SPAN_ID.match(span_id):
-            return _error(400, f"span_id must be 16 hex digits, got {span_id!r}")
+            raise HTTPException(400, f"span_id must be 16 hex digits, got {span_id!r}")
+        trace = _load(request, trace_id)
         from tracescore.traces import SpanNotFound, scorer_input
 
         try:
             result = scorer_input(trace, span_id.lower() if span_id else None)
         except SpanNotFound as exc:
-            return _error(404, str(exc))
+            raise HTTPException(404, str(exc)) from exc
         return _jsonable(result)
 
     @router.get("/api/traces/{trace_id}/steps", tags=["dashboard"])
@@ -92,10 +92,6 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
             return response
 
     app.mount("/ui", _Assets(directory=web), name="dashboard")
-
-
-def _error(status: int, message: str) -> Any:
-    raise HTTPException(status, message)
 
 
 def _load(request: Request, trace_id: str) -> Any:
