@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._messages import flattened_messages, parse_message, parse_messages
-from ._steps import Msg, Step
+from ._steps import Lazy, Msg, Step
 from ._trace import Span
 from ._values import as_dict, first_present, parse_json, parse_json_any, pick_usage
 
@@ -71,12 +71,10 @@ def adapt(span: Span, step: Step) -> None:
     step.kind = _KINDS.get(kind_name, "generic")
     if kind_name == "CHAIN":
         step.hint = "chain"
-    value = value_of(attrs, "input")
-    if value is not None:
-        step.input = value
-    value = value_of(attrs, "output")
-    if value is not None:
-        step.output = value
+    if "input.value" in attrs:
+        step.input = Lazy(value_of, attrs, "input")
+    if "output.value" in attrs:
+        step.output = Lazy(value_of, attrs, "output")
     session = attrs.get("session.id")
     if session:
         step.conversation_id = str(session)
@@ -130,28 +128,47 @@ def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
     usage = pick_usage(attrs, USAGE_KEYS)
     if usage:
         step.usage = usage
-    inputs = flattened_messages(attrs, "llm.input_messages")
-    if inputs is None:
-        prompts = flattened_prompts(attrs)
-        if prompts:
-            inputs = [Msg("user", [p]) for p in prompts]
-        elif step.input is not None:
-            inputs = parse_messages(step.input, default_role="user")
-    if inputs is not None:
-        step.input_messages = inputs
-    outputs = flattened_messages(attrs, "llm.output_messages")
+    step.input_messages = Lazy(_llm_inputs, attrs, step)
+    step.output_messages = Lazy(_llm_outputs, attrs, step)
     finish = attrs.get("llm.finish_reason")
-    if outputs is None and step.output is not None:
-        outputs, response_finish = _response_messages(step.output)
-        finish = finish or response_finish
-    elif step.output is not None and not finish:
+    if not finish and step._output is not None:
         finish = _response_messages(step.output)[1]
-    if outputs is not None:
-        step.output_messages = outputs
     if finish:
         step.finish_reason = str(finish)
     if step.model:
         step.name = step.model
+
+
+def _llm_inputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
+    if (
+        "llm.input_messages.0.message.role" in attrs
+        or "llm.input_messages.0.message.content" in attrs
+    ):
+        return flattened_messages(attrs, "llm.input_messages")
+    prompts = flattened_prompts(attrs)
+    if prompts:
+        return [Msg("user", [p]) for p in prompts]
+    if step.input is not None:
+        value = step.input
+        if (
+            isinstance(value, dict)
+            and isinstance(value.get("input"), list)
+            and "messages" not in value
+        ):
+            value = value["input"]  # an OpenAI Responses API request body
+        return parse_messages(value, default_role="user")
+    return None
+
+
+def _llm_outputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
+    if (
+        "llm.output_messages.0.message.role" in attrs
+        or "llm.output_messages.0.message.content" in attrs
+    ):
+        return flattened_messages(attrs, "llm.output_messages")
+    if step.output is not None:
+        return _response_messages(step.output)[0]
+    return None
 
 
 def _call_kwargs(value: Any) -> Any:

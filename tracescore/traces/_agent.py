@@ -24,14 +24,23 @@ from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Msg, Result, Step
 
 
 def _scope(agent: Step) -> list[Step]:
-    """The run's subtree in order (the run itself first when it is model work)."""
-    below = list(agent.descendants())
-    return [agent, *below] if agent.kind in MODEL_KINDS else below
+    """The run's subtree in order (the run itself first when it is model work); kept on the step,
+    since the tree does not change once built."""
+    cached = agent._scope_cache
+    if cached is None:
+        below = list(agent.descendants())
+        cached = [agent, *below] if agent.kind in MODEL_KINDS else below
+        agent._scope_cache = cached
+    return cached
 
 
 def own_model_steps(agent: Step) -> list[Step]:
     """Model steps of this run (wrappers and calls), not those of nested agent runs, in order."""
-    return [s for s in _scope(agent) if s.kind in MODEL_KINDS and not _in_nested(s, agent)]
+    cached = agent._model_steps_cache
+    if cached is None:
+        cached = [s for s in _scope(agent) if s.kind in MODEL_KINDS and not _in_nested(s, agent)]
+        agent._model_steps_cache = cached
+    return cached
 
 
 def _in_nested(step: Step, agent: Step) -> bool:

@@ -196,6 +196,8 @@ class Step:
     parent: Step | None = None
     is_model_call: bool = False
     """True for a step that is exactly one request to a model (where tokens are counted)."""
+    _scope_cache: list[Step] | None = None
+    _model_steps_cache: list[Step] | None = None
 
     def __init__(
         self,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._adapters import adapt_span
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Call, Msg, Step
+from ._steps import walk_steps as trace_steps
 from ._values import as_dict, pick_usage
 
 if TYPE_CHECKING:
@@ -50,10 +51,16 @@ def build_steps(trace: Trace) -> list[Step]:
     for root in roots:
         _classify(root)
         _implicit_agent(root)
+    incomplete = False
     for root in roots:
         _resolve_calls(root)
-    for root in roots:
-        _complete_tools(root)
+    for step in trace_steps(roots):
+        if step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None):
+            incomplete = True
+            break
+    if incomplete:
+        for root in roots:
+            _complete_tools(root)
     return roots
 
 
