@@ -290,9 +290,13 @@ def key_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProce
 # ---- browser --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Headless Chromium from apt, driven by Playwright (skips when it is not installed)."""
+    """Headless Chromium from apt, driven by Playwright (skips when it is not installed).
+
+    Module scope on purpose: Playwright's sync API keeps an event loop running in the main
+    thread while it is open, which would break every async test collected after it.
+    """
     if not CHROMIUM.exists():
         pytest.skip("needs Debian's Chromium at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
