@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 import httpx
+import psutil
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -17,12 +18,16 @@ from .otel_sdk import agent_spans
 
 
 def test_kill_9_loses_no_acknowledged_span(db_dir: Path) -> None:
-    server = start_server(db_dir / "durable.duckdb")
+    config = db_dir / "workers.toml"
+    config.write_text("[server]\ndecode_workers = 1\n")  # large bodies go through a worker
+    server = start_server(db_dir / "durable.duckdb", args=["--config", str(config)])
     try:
         acknowledged: set[str] = set()
         with httpx.Client(base_url=server.url, timeout=30) as client:
-            for _ in range(20):
-                request = traces_request(50)
+            for index in range(20):
+                # every fifth request is ~300 KB, decoded in the worker process
+                request = traces_request(300, attribute_size=1000) if index % 5 == 0 \
+                    else traces_request(50)
                 response = client.post(
                     "/v1/traces",
                     content=request.SerializeToString(),
@@ -38,11 +43,16 @@ def test_kill_9_loses_no_acknowledged_span(db_dir: Path) -> None:
         exporter.shutdown()
         acknowledged.update(format(span.context.span_id, "016x") for span in spans)
 
+        assert server.process is not None
+        workers = psutil.Process(server.process.pid).children(recursive=True)
+        assert workers, "the decode worker should be running"
         server.kill()  # SIGKILL right after the last acknowledgement
+        _, alive = psutil.wait_procs(workers, timeout=30)
+        assert alive == [], "decode workers outlived the killed server"
         server.start()
         stored = {row[0] for row in sql(server, "SELECT span_id FROM spans")}
         assert acknowledged <= stored
-        assert len(stored) == len(acknowledged) == 20 * 50 + 7
+        assert len(stored) == len(acknowledged) == 16 * 50 + 4 * 300 + 7
     finally:
         server.kill()
 

@@ -106,3 +106,17 @@ def test_grpc_bad_body_is_invalid_argument(server: ServerProcess) -> None:
     assert "not a valid OTLP/protobuf" in caught.value.details()
     assert export(b"", timeout=10) == b""  # an empty export is fine
     channel.close()
+
+
+def test_grpc_size_limit_counts_decompressed_bytes(server: ServerProcess) -> None:
+    from ingest.otlp_payloads import traces_request
+
+    # ~6 MiB of zeros: a few KiB gzip-compressed, over the server's 4 MiB max_body_bytes
+    body = traces_request(1, attribute_size=6 * 1024 * 1024).SerializeToString()
+    channel = grpc.insecure_channel(server.grpc_target)
+    export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+    with pytest.raises(grpc.RpcError) as caught:
+        export(body, timeout=30, compression=grpc.Compression.Gzip)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert export(traces_request(2).SerializeToString(), timeout=10) == b""  # still serving
+    channel.close()

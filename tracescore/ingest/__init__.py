@@ -9,12 +9,16 @@ from ._batch import LOG_COLUMNS, SPAN_COLUMNS, LogBatch, SpanBatch
 from ._decode import decode_request, encoding_of, span_dicts_from_otlp
 from ._errors import DecodeError, UnsupportedContentType, WrongSignalError
 from ._json import decode_logs_json, decode_traces_json
+from ._pool import POOL_MIN_BYTES, DecodedSpans, DecodePool
 from ._protobuf import decode_logs_protobuf, decode_traces_protobuf
 
 __all__ = [
     "LOG_COLUMNS",
+    "POOL_MIN_BYTES",
     "SPAN_COLUMNS",
     "DecodeError",
+    "DecodePool",
+    "DecodedSpans",
     "LogBatch",
     "SpanBatch",
     "UnsupportedContentType",

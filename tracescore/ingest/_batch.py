@@ -7,6 +7,7 @@ orjson) so the store can build one Arrow table per commit without touching each 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,10 @@ class _Batch:
         self.rejected += 1
         if len(self.errors) < 5 and message not in self.errors:
             self.errors.append(message)
+
+    def project_counts(self) -> Counter[str]:
+        """Rows per project."""
+        return Counter(self.columns["project"])
 
     @property
     def error_message(self) -> str:

@@ -3,7 +3,8 @@
 The lifespan opens the store (its writer thread starts), starts OTLP/gRPC in the same event
 loop, then enters the lifespan hooks in order; on shutdown everything stops in reverse (hooks,
 gRPC with a grace period, the store draining its queue). State lives on ``app.state``:
-``settings``, ``store``, ``ingest_stats``, ``grpc_server``, ``grpc_port``, ``lifespan_hooks``.
+``settings``, ``store``, ``decode_pool``, ``ingest_stats``, ``grpc_server``, ``grpc_port``,
+``lifespan_hooks``.
 
 A lifespan hook is a callable ``hook(app) -> async context manager``; it runs after the store
 and gRPC are up and is closed before they stop. Hooks come from ``create_app(...,
@@ -84,6 +85,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     store = open_store(state.settings)
     await asyncio.to_thread(store.open)
     state.store = store
+    from tracescore.ingest import DecodePool
+
+    state.decode_pool = DecodePool(state.settings.decode_workers)
+    state.decode_pool.start()
     try:
         if state.settings.grpc:
             from ._otlp_grpc import start_grpc
@@ -98,6 +103,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         if state.grpc_server is not None:
             await state.grpc_server.stop(GRPC_GRACE_S)
             state.grpc_server = None
+        await asyncio.to_thread(state.decode_pool.close)
         await asyncio.to_thread(store.close)
         log.info("tracescore stopped; database closed")
 
@@ -122,6 +128,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.store = None
+    app.state.decode_pool = None
     app.state.grpc_server = None
     app.state.grpc_port = None
     app.state.ingest_stats = IngestStats()

@@ -8,6 +8,7 @@ and rejected items by reason.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -25,8 +26,8 @@ class IngestStats:
     rejected: Counter[str] = field(default_factory=Counter)
     """reason → spans or records rejected (invalid_id, decode_error, too_large, queue_full)."""
 
-    def count_rows(self, kind: str, projects: list[str]) -> None:
-        """Add committed rows, counted per project."""
+    def count_rows(self, kind: str, projects: Mapping[str, int]) -> None:
+        """Add committed rows (rows per project)."""
         target = self.spans_received if kind == "traces" else self.logs_received
         target.update(projects)
 

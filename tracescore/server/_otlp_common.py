@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tracescore.ingest import decode_request
+from tracescore.ingest import DecodePool, decode_request
 
 from ._ingest_stats import IngestStats
 
@@ -24,18 +24,24 @@ async def ingest_export(
     encoding: Literal["protobuf", "json"],
     kind: Signal,
     project: str | None,
+    pool: DecodePool | None = None,
 ) -> Any:
     """Decode and commit one export request; return its Export*ServiceResponse message.
 
+    Large trace bodies are decoded in ``pool``'s worker processes when one is given.
     Raises ``DecodeError`` (bad body), ``WriteQueueFull`` / ``StoreClosed`` (try again later).
     """
-    batch = decode_request(body, encoding=encoding, kind=kind, project=project or None)
+    batch: Any
+    if kind == "traces" and pool is not None:
+        batch = await pool.decode_traces(body, encoding=encoding, project=project or None)
+    else:
+        batch = decode_request(body, encoding=encoding, kind=kind, project=project or None)
     if len(batch):
         if kind == "traces":
             await store.write_spans(batch)
         else:
             await store.write_logs(batch)
-        stats.count_rows(kind, batch.columns["project"])
+        stats.count_rows(kind, batch.project_counts())
     if batch.rejected:
         stats.rejected["invalid_id" if kind == "traces" else "invalid_record"] += batch.rejected
     return export_response(kind, batch.rejected, batch.error_message)

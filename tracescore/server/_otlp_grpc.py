@@ -48,6 +48,7 @@ def _handler(kind: Signal, state: Any) -> Any:
                 encoding="protobuf",
                 kind=kind,
                 project=metadata.get("x-tracescore-project"),
+                pool=state.decode_pool,
             )
         except DecodeError as exc:
             stats.requests["grpc", "bad_request"] += 1

@@ -83,6 +83,7 @@ def make_endpoint(kind: Signal) -> Any:
                 encoding=encoding,
                 kind=kind,
                 project=request.headers.get(PROJECT_HEADER),
+                pool=state.decode_pool,
             )
         except DecodeError as exc:
             stats.requests["http", "bad_request"] += 1

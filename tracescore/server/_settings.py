@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     """Rows that may wait for the writer before exports are refused with 503."""
     retry_after_seconds: float = Field(1.0, gt=0)
     """Retry-After sent when the write queue is full."""
+    decode_workers: int = Field(0, ge=0, le=64)
+    """Processes that decode large OTLP trace bodies (0 = decode in the server process)."""
     log_level: str = "info"
     """debug, info, warning or error."""
 

@@ -5,7 +5,13 @@ of the connection) go through one writer thread and resolve after their commit; 
 their own cursors; ``Store.query`` is the guarded, read-only SQL surface for users.
 """
 
-from ._arrow import LOG_INPUT_COLUMNS, SPAN_INPUT_COLUMNS, rows_table, to_json_text
+from ._arrow import (
+    LOG_INPUT_COLUMNS,
+    SPAN_INPUT_COLUMNS,
+    arrow_span_table,
+    rows_table,
+    to_json_text,
+)
 from ._errors import (
     InvalidRow,
     InvalidSql,
@@ -35,6 +41,7 @@ __all__ = [
     "StoreError",
     "WriteQueueFull",
     "WriterStats",
+    "arrow_span_table",
     "check_sql",
     "column_names",
     "json_safe",

@@ -87,7 +87,7 @@ def _columns_of(batch: Any, names: tuple[str, ...], json_names: set[str]) -> dic
         missing = [name for name in names if name not in columns]
         if missing:
             raise InvalidRow(f"the batch lacks columns {missing}; expected {list(names)}")
-        return {name: list(columns[name]) for name in names}
+        return {name: columns[name] for name in names}
     rows = list(columns)
     out: dict[str, list[Any]] = {name: [] for name in names}
     for row in rows:
@@ -103,14 +103,47 @@ def _columns_of(batch: Any, names: tuple[str, ...], json_names: set[str]) -> dic
 
 
 def span_table(batches: Iterable[Any]) -> Any:
-    """One Arrow table (columns of ``spans`` minus ``received_at``) from several span batches."""
+    """One Arrow table (columns of ``spans`` minus ``received_at``) from several span batches.
+
+    A batch is a ``SpanBatch`` (or any object with ``.columns``), a mapping of column lists, a
+    list of span row dicts, or an Arrow table already in this layout (``arrow_span_table``
+    output, or an object carrying one as ``.arrow_table``).
+    """
     import pyarrow as pa
 
-    merged: dict[str, list[Any]] = {name: [] for name in SPAN_INPUT_COLUMNS}
+    tables = []
+    pending: list[Any] = []
     for batch in batches:
-        columns = _columns_of(batch, SPAN_INPUT_COLUMNS, _SPAN_JSON)
-        for name in SPAN_INPUT_COLUMNS:
-            merged[name].extend(columns[name])
+        table = batch if isinstance(batch, pa.Table) else getattr(batch, "arrow_table", None)
+        if table is None:
+            pending.append(batch)
+            continue
+        if pending:
+            tables.append(_span_table_from_columns(pending))
+            pending = []
+        tables.append(table)
+    if pending or not tables:
+        tables.append(_span_table_from_columns(pending))
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+
+def arrow_span_table(batch: Any) -> Any:
+    """The Arrow table the store inserts for one span batch (built where the batch is decoded,
+    e.g. in a decode worker, so the writer only concatenates)."""
+    return _span_table_from_columns([batch])
+
+
+def _span_table_from_columns(batches: list[Any]) -> Any:
+    import pyarrow as pa
+
+    if len(batches) == 1:
+        merged = _columns_of(batches[0], SPAN_INPUT_COLUMNS, _SPAN_JSON)
+    else:
+        merged = {name: [] for name in SPAN_INPUT_COLUMNS}
+        for batch in batches:
+            columns = _columns_of(batch, SPAN_INPUT_COLUMNS, _SPAN_JSON)
+            for name in SPAN_INPUT_COLUMNS:
+                merged[name].extend(columns[name])
     string = pa.string()
     timestamp = pa.timestamp("ns")
     arrays = {
@@ -243,6 +276,7 @@ def rows_table(
 
 __all__ = [
     "LOG_INPUT_COLUMNS",
+    "arrow_span_table",
     "SPAN_INPUT_COLUMNS",
     "log_table",
     "rows_table",

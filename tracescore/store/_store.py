@@ -71,6 +71,8 @@ class Store:
         sql_timeout_s: the default time limit of ``query``.
         max_pending_rows: rows that may wait for the writer before writes get ``WriteQueueFull``.
         max_batch_rows: at most this many rows go into one group commit.
+        min_batch_rows: a smaller commit first waits up to ``linger_s`` for more rows.
+        linger_s: how long a small commit waits for more rows (0 = never).
         retry_after_s: the ``retry_after_s`` of ``WriteQueueFull``.
         memory_limit: DuckDB's ``memory_limit`` (e.g. ``"1GB"``), or None for DuckDB's default.
         threads: DuckDB's worker threads, or None for DuckDB's default.
@@ -86,6 +88,8 @@ class Store:
         sql_timeout_s: float = 30.0,
         max_pending_rows: int = 200_000,
         max_batch_rows: int = 32_768,
+        min_batch_rows: int = 4_096,
+        linger_s: float = 0.01,
         retry_after_s: float = 1.0,
         memory_limit: str | None = None,
         threads: int | None = None,
@@ -97,6 +101,8 @@ class Store:
         self.sql_timeout_s = sql_timeout_s
         self._max_pending_rows = max_pending_rows
         self._max_batch_rows = max_batch_rows
+        self._min_batch_rows = min_batch_rows
+        self._linger_s = linger_s
         self._retry_after_s = retry_after_s
         self._memory_limit = memory_limit
         self._threads = threads
@@ -147,6 +153,8 @@ class Store:
                 max_pending_rows=self._max_pending_rows,
                 max_batch_rows=self._max_batch_rows,
                 retry_after_s=self._retry_after_s,
+                min_batch_rows=self._min_batch_rows,
+                linger_s=self._linger_s,
             )
             self._writer.start()
         return self
@@ -386,6 +394,9 @@ class Store:
 
 
 def _rows_in(batch: Any) -> int:
+    table = getattr(batch, "arrow_table", None)
+    if table is not None or hasattr(batch, "num_rows"):
+        return int((table if table is not None else batch).num_rows)
     columns = getattr(batch, "columns", batch)
     if isinstance(columns, Mapping):
         first = next(iter(columns.values()), ())

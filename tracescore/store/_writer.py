@@ -4,7 +4,9 @@ Callers submit jobs (a span batch, a log batch, or a function of the connection)
 ``concurrent.futures.Future``. The thread takes every data job waiting in the queue (up to
 ``max_batch_rows``), inserts them through Arrow in one transaction, commits, then resolves
 their futures: a request is answered only after its rows are durable, and many requests share
-one commit. A function job runs alone in its own transaction. When more than
+one commit. A commit of fewer than ``min_batch_rows`` rows waits up to ``linger_s`` for more
+(each DuckDB commit has a fixed cost of several milliseconds, so many small commits waste the
+CPU that decoding needs). A function job runs alone in its own transaction. When more than
 ``max_pending_rows`` rows wait, ``submit`` raises ``WriteQueueFull`` at once.
 """
 
@@ -66,8 +68,12 @@ class Writer:
         max_pending_rows: int,
         max_batch_rows: int,
         retry_after_s: float,
+        min_batch_rows: int = 0,
+        linger_s: float = 0.0,
     ) -> None:
         self._conn = conn
+        self._min_batch_rows = min_batch_rows
+        self._linger_s = linger_s
         self._max_pending_rows = max_pending_rows
         self._max_batch_rows = max_batch_rows
         self._retry_after_s = retry_after_s
@@ -129,13 +135,23 @@ class Writer:
             if first.kind == "fn":
                 return jobs
             rows = first.rows
-            while self._queue and self._queue[0].kind != "fn":
-                if rows + self._queue[0].rows > self._max_batch_rows:
-                    break
-                job = self._queue.popleft()
-                rows += job.rows
-                jobs.append(job)
-            return jobs
+            deadline: float | None = None
+            while True:
+                while self._queue and self._queue[0].kind != "fn":
+                    if rows + self._queue[0].rows > self._max_batch_rows:
+                        return jobs
+                    job = self._queue.popleft()
+                    rows += job.rows
+                    jobs.append(job)
+                # Linger briefly for more data: per-commit costs make small commits dear.
+                if rows >= self._min_batch_rows or self._queue or self._closing:
+                    return jobs
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self._linger_s
+                if now >= deadline:
+                    return jobs
+                self._cond.wait(deadline - now)
 
     def _run(self) -> None:
         while True:
