@@ -9,6 +9,7 @@ Runs already in flight finish, so a cap can be passed by at most the runs in fli
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -111,3 +112,21 @@ class BudgetGuard:
         if not self.active:
             return None
         return over_budget_reason(self.settings, self.usage())
+
+
+def over_budget_update(
+    versions: Sequence[tuple[str, str]], *, reason: str, now: datetime
+) -> Callable[[Any], None]:
+    """A store write marking the due pending/retrying pairs of these (scorer id, version) as
+    ``over_budget`` with ``reason``."""
+    values = ", ".join("(?, ?)" for _ in versions)
+    sql = ("UPDATE scoring_decisions SET decision = 'over_budget', last_error = ?, updated_at = ? "
+           "WHERE decision IN ('pending', 'retrying') "
+           "AND (next_attempt_at IS NULL OR next_attempt_at <= ?) "
+           f"AND (scorer_id, scorer_version) IN (VALUES {values})")
+    params = [reason, now, now, *[x for pair in versions for x in pair]]
+
+    def mark(conn: Any) -> None:
+        conn.execute(sql, params)
+
+    return mark

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ._budget import BudgetGuard, BudgetUsage, usage_query
+from ._budget import BudgetGuard, BudgetUsage, over_budget_update, usage_query
 from ._config import LiveSettings
+from ._control import RunControl
 from ._errors import ConfigError
 from ._expand import Expansion, classify, expand
 from ._registry import RegisteredScorer, Registry
@@ -40,11 +40,15 @@ from ._selection import (
     scan_query,
 )
 from ._stats import LiveStats
+from ._transform import TraceCache
 from ._worker import WorkItem, prior_spend_query, score_pair
+from ._writeback import WriteBack
 
 logger = logging.getLogger(__name__)
 
 TRACE_CACHE_SIZE = 128
+LOAD_THREADS = 4
+"""Traces loaded at once while expanding (DuckDB reads release the GIL)."""
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
 
@@ -68,16 +72,15 @@ class LiveScheduler:
                                   transient_max_s=s.transient_retry_max_seconds)
         self.budget = BudgetGuard(s.budget)
         self.stats = LiveStats()
-        self.paused: dict[str, str] = {}
+        self.control = RunControl()
         self._clock = _clock or utc_now
         self._open = OpenTraces(settle_s=s.settle_seconds, max_wait_s=s.max_wait_seconds)
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
-        self._cooldown: dict[str, datetime] = {}
-        self._streaks: dict[PairKey, int] = {}
         self._inflight: set[PairKey] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._traces: OrderedDict[str, Any] = OrderedDict()
+        self._traces = TraceCache(max(TRACE_CACHE_SIZE, 2 * s.batch_size))
+        self._writeback = WriteBack(store)
         self._sem: asyncio.Semaphore | None = None
         self._tick_lock: asyncio.Lock | None = None
         self._job_scheduler: Any = None
@@ -98,58 +101,30 @@ class LiveScheduler:
 
     async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
                     decisions: list[dict[str, Any]]) -> None:
-        """One transaction through the store's writer."""
-        await self.store.write_scores(scores, executions, decisions)
+        """Write rows in one transaction through the store's writer (shared with other pairs'
+        rows written at the same time); returns after the commit."""
+        await self._writeback.write(scores, executions, decisions)
 
     async def trace(self, trace_id: str) -> Any:
         """A loaded trace (cached: ready traces do not change)."""
         cached = self._traces.get(trace_id)
-        if cached is not None:
-            self._traces.move_to_end(trace_id)
-            return cached
-        from tracescore.traces import load_trace
-
-        trace = await asyncio.to_thread(load_trace, self.store, trace_id)
-        self._cache(trace_id, trace)
-        return trace
-
-    def _cache(self, trace_id: str, trace: Any) -> None:
-        self._traces[trace_id] = trace
-        self._traces.move_to_end(trace_id)
-        while len(self._traces) > TRACE_CACHE_SIZE:
-            self._traces.popitem(last=False)
+        if cached is None:
+            cached = await asyncio.to_thread(self._load, trace_id)
+            self._traces.put(trace_id, cached)
+        return cached
 
     async def prior_spend(self, key: PairKey) -> SpendTotals:
         """Judge totals of earlier attempts of a pair."""
         return SpendTotals.of(await self.read(*prior_spend_query(key)))
 
-    def pause(self, scorer_id: str, reason: str) -> None:
-        """Stop running a scorer until ``resume`` (authentication errors)."""
-        if scorer_id not in self.paused:
-            logger.error("scorer %s paused: %s; fix the judge's credentials, then restart "
-                         "tracescore (or resume the scorer)", scorer_id, reason)
-        self.paused[scorer_id] = reason
+    @property
+    def paused(self) -> dict[str, str]:
+        """Scorers paused by an authentication error, with the reason."""
+        return self.control.paused
 
     def resume(self, scorer_id: str) -> bool:
         """Run a paused scorer again; False when it was not paused."""
-        return self.paused.pop(scorer_id, None) is not None
-
-    def cool_down(self, scorer_id: str, *, until: datetime | None) -> None:
-        """Hold a rate-limited scorer's other pairs until the provider's wait is over."""
-        if until is not None:
-            self._cooldown[scorer_id] = max(until, self._cooldown.get(scorer_id, until))
-
-    def streak(self, key: PairKey) -> int:
-        """Transient failures of a pair in a row."""
-        return self._streaks.get(key, 0)
-
-    def bump_streak(self, key: PairKey) -> None:
-        """Count one more transient failure of a pair."""
-        self._streaks[key] = self._streaks.get(key, 0) + 1
-
-    def forget_streak(self, key: PairKey) -> None:
-        """A pair ended: forget its transient failures."""
-        self._streaks.pop(key, None)
+        return self.control.resume(scorer_id)
 
     # life cycle ------------------------------------------------------------------------------
 
@@ -243,6 +218,12 @@ class LiveScheduler:
 
             self._judge_warmup = asyncio.ensure_future(asyncio.to_thread(load_litellm))
 
+    def slot(self) -> asyncio.Semaphore:
+        """One of ``concurrency`` scorer-run slots (``async with live.slot(): ...``)."""
+        self._ensure_loop_state()
+        assert self._sem is not None
+        return self._sem
+
     def _ensure_loop_state(self) -> None:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.settings.concurrency)
@@ -331,10 +312,15 @@ class LiveScheduler:
                      horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
         """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
-        for trace_id in list(out.to_load):
-            trace = await asyncio.to_thread(expand, out, trace_id, self._load, now=now)
+        loaders = asyncio.Semaphore(LOAD_THREADS)
+
+        async def load(trace_id: str) -> None:
+            async with loaders:
+                trace = await asyncio.to_thread(expand, out, trace_id, self._load, now=now)
             if trace is not None:
-                self._cache(trace_id, trace)
+                self._traces.put(trace_id, trace)
+
+        await asyncio.gather(*(load(trace_id) for trace_id in list(out.to_load)))
         if out.decisions:
             await self.write([], [], out.decisions)
             for row in out.decisions:
@@ -350,7 +336,7 @@ class LiveScheduler:
         over = self.budget.exceeded()
         out = []
         for reg in enabled:
-            if reg.id in self.paused or self._cooldown.get(reg.id, now) > now:
+            if self.control.held(reg.id, now):
                 continue
             if over is not None and reg.uses_judge:
                 continue
@@ -378,21 +364,9 @@ class LiveScheduler:
 
     async def _mark_over_budget(self, judged: list[RegisteredScorer], reason: str,
                                 now: datetime) -> None:
-        if not judged:
-            return
-        pairs = [(r.id, r.version) for r in judged]
-
-        def mark(conn: Any) -> None:
-            values = ", ".join("(?, ?)" for _ in pairs)
-            conn.execute(
-                f"UPDATE scoring_decisions SET decision = 'over_budget', last_error = ?, "
-                f"updated_at = ? WHERE decision IN ('pending', 'retrying') "
-                f"AND (next_attempt_at IS NULL OR next_attempt_at <= ?) "
-                f"AND (scorer_id, scorer_version) IN (VALUES {values})",
-                [reason, now, now, *[x for p in pairs for x in p]],
-            )
-
-        await self.store.write(mark)
+        if judged:
+            await self.store.write(over_budget_update([(r.id, r.version) for r in judged],
+                                                      reason=reason, now=now))
 
     def submit(self, item: WorkItem, reg: RegisteredScorer, *, source: str) -> asyncio.Task[Any]:
         """Start scoring one pair (waits for a concurrency slot)."""
@@ -414,10 +388,7 @@ class LiveScheduler:
                 self._warm_judge()
                 assert self._judge_warmup is not None
                 await asyncio.shield(self._judge_warmup)
-            async with self._sem:
-                if reg.id in self.paused:
-                    return None
-                return await score_pair(self, item, reg, source=source)
+            return await score_pair(self, item, reg, source=source)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - e.g. the store refused a write: retried next tick
@@ -451,8 +422,8 @@ class LiveScheduler:
                 state, note = "disabled", reg.disabled_reason
             elif reg.id in self.paused:
                 state, note = "paused", self.paused[reg.id]
-            elif self._cooldown.get(reg.id, now) > now:
-                state, note = "rate_limited", f"until {self._cooldown[reg.id].isoformat()}Z"
+            elif self.control.held(reg.id, now):
+                state, note = "rate_limited", f"until {self.control.cooldown[reg.id]:%H:%M:%S}Z"
             elif reg.uses_judge and (reason := self.budget.exceeded()):
                 state, note = "over_budget", reason
             out.append({"id": reg.id, "version": reg.version, "use": reg.use,

@@ -7,6 +7,7 @@ the target span's input and output.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from tracescore.model import ScorerRun
@@ -46,3 +47,25 @@ def trace_project(trace: Any) -> str | None:
         if project:
             return str(project)
     return None
+
+
+class TraceCache:
+    """The last ``size`` loaded traces (ready traces do not change; pairs of one trace share)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, trace_id: str) -> Any:
+        """The cached trace, or None."""
+        trace = self._items.get(trace_id)
+        if trace is not None:
+            self._items.move_to_end(trace_id)
+        return trace
+
+    def put(self, trace_id: str, trace: Any) -> None:
+        """Remember a loaded trace, forgetting the least recently used beyond ``size``."""
+        self._items[trace_id] = trace
+        self._items.move_to_end(trace_id)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -51,30 +51,53 @@ class WorkItem:
     """When the decision row was first written (kept when it is replaced)."""
 
 
+@dataclass(slots=True)
+class Outcome:
+    """What a run came to: the rows to write and the decision they record."""
+
+    decision: str
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    executions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    status: str | None = None
+    """The ``scores.status`` written, when the pair ended with a score row."""
+
+
 async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
-                     source: str) -> str:
-    """Run one pair to its next decision and write it; returns the decision written."""
+                     source: str) -> str | None:
+    """Run one pair to its next decision (in a concurrency slot), then write it (after giving
+    the slot back, so commits never hold up scoring); returns the decision written, or None
+    when the scorer was paused meanwhile (the pair stays as it was)."""
+    async with live.slot():
+        if reg.id in live.paused:
+            return None
+        outcome = await _run_pair(live, item, reg, source=source)
+    await live.write(outcome.scores, outcome.executions, outcome.decisions)
+    live.stats.decisions_total[(reg.id, outcome.decision)] += 1
+    if outcome.status is not None:
+        live.stats.scores_total[(reg.id, outcome.status)] += 1
+    return outcome.decision
+
+
+async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
+                    source: str) -> Outcome:
     key = item.key
     assert reg.scorer is not None
     reason = live.budget.exceeded() if reg.uses_judge else None
     if reason is not None:
-        row = decision_row(key, "over_budget", now=live.now(), attempts=item.attempts,
-                           last_error=reason, score_id=key.score_id,
-                           created_at=item.created_at)
-        await live.write([], [], [row])
-        return "over_budget"
+        return Outcome("over_budget", decisions=[decision_row(
+            key, "over_budget", now=live.now(), attempts=item.attempts, last_error=reason,
+            score_id=key.score_id, created_at=item.created_at)])
     try:
         trace = await live.trace(key.trace_id)
         run = await asyncio.to_thread(build_run, trace, key.span_id, reg.scorer.type)
     except Exception as exc:  # noqa: BLE001 - an untransformable trace is this pair's end
         logger.warning("scorer %s: trace %s span %s cannot be transformed: %s",
                        reg.id, key.trace_id, key.span_id, short_error(exc))
-        row = decision_row(key, "failed", now=live.now(), attempts=item.attempts + 1,
-                           last_error=f"could not build the scorer input: {short_error(exc)}",
-                           created_at=item.created_at)
-        await live.write([], [], [row])
-        live.stats.decisions_total[(reg.id, "failed")] += 1
-        return "failed"
+        return Outcome("failed", decisions=[decision_row(
+            key, "failed", now=live.now(), attempts=item.attempts + 1,
+            last_error=f"could not build the scorer input: {short_error(exc)}",
+            created_at=item.created_at)])
 
     started = time.perf_counter()
     result = None
@@ -108,17 +131,16 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
 
         kind = classify_error(failure)
         verdict = live.policy.decide(
-            kind, attempts=item.attempts, transient_streak=live.streak(key),
+            kind, attempts=item.attempts, transient_streak=live.control.streak(key),
             retry_after_s=retry_after_s(failure))
         if not verdict.final:
-            await _write_retry(live, item, reg, failure, verdict, executions, now)
-            return "retrying"
+            return _retry(live, item, reg, failure, verdict, executions, now)
         status, decision, attempts = "failed", "failed", verdict.attempts
         last_error, error = short_error(failure), error_info(failure, kind=kind)
         logger.warning("scorer %s failed on trace %s span %s after %d attempt(s): %s",
                        reg.id, key.trace_id, key.span_id, attempts, last_error)
 
-    live.forget_streak(key)
+    live.control.forget_streak(key)
     prior = await live.prior_spend(key) if item.decision != "pending" or item.attempts else None
     total = (prior or SpendTotals()) + spent
     score = score_row(
@@ -128,13 +150,10 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
         metadata={"attempts": attempts, "target": reg.target})
     row = decision_row(key, decision, now=now, attempts=attempts, last_error=last_error,
                        score_id=key.score_id, created_at=item.created_at)
-    await live.write([score], executions, [row])
-    live.stats.scores_total[(reg.id, status)] += 1
-    live.stats.decisions_total[(reg.id, decision)] += 1
-    return decision
+    return Outcome(decision, [score], executions, [row], status)
 
 
-async def _write_retry(
+def _retry(
     live: LiveScheduler,
     item: WorkItem,
     reg: RegisteredScorer,
@@ -142,18 +161,18 @@ async def _write_retry(
     verdict: Any,
     executions: list[dict[str, Any]],
     now: datetime,
-) -> None:
+) -> Outcome:
     key = item.key
     message = short_error(failure)
     next_at: datetime | None = now + timedelta(seconds=verdict.delay_s)
     if verdict.pause_scorer:
         next_at = None
-        live.pause(reg.id, f"authentication failed: {message}")
+        live.control.pause(reg.id, f"authentication failed: {message}")
         last_error = f"scorer paused (authentication failed): {message}"
     elif verdict.kind in ("rate_limit", "transient"):
-        live.bump_streak(key)
+        live.control.bump_streak(key)
         if verdict.kind == "rate_limit":
-            live.cool_down(reg.id, until=next_at)
+            live.control.cool_down(reg.id, until=next_at)
         last_error = (f"{verdict.kind.replace('_', ' ')}: {message}; retrying in "
                       f"{verdict.delay_s:.1f}s (no attempt spent)")
     else:
@@ -164,8 +183,7 @@ async def _write_retry(
     row = decision_row(key, "retrying", now=now, attempts=verdict.attempts,
                        last_error=last_error, next_attempt_at=next_at, score_id=key.score_id,
                        created_at=item.created_at)
-    await live.write([], executions, [row])
-    live.stats.decisions_total[(reg.id, "retrying")] += 1
+    return Outcome("retrying", executions=executions, decisions=[row])
 
 
 def prior_spend_query(key: PairKey) -> tuple[str, list[Any]]:

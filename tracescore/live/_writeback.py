@@ -1,0 +1,61 @@
+"""Group commit of score write-backs: many pairs' rows in one store transaction.
+
+A store ``write(fn)`` is one transaction (a DuckDB commit costs milliseconds), so scoring
+hundreds of pairs per second needs their rows combined. Workers call ``write``; rows wait while
+the previous transaction commits and then go together in the next one; each caller resumes
+after the transaction holding its rows committed. If a combined transaction fails, each part is
+written on its own, so one bad row fails only its own pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+Rows = list[dict[str, Any]]
+
+
+class WriteBack:
+    """Batches ``store.write_scores`` calls (see the module docstring)."""
+
+    def __init__(self, store: Any, *, max_pairs: int = 512) -> None:
+        self._store = store
+        self._max_pairs = max_pairs
+        self._queue: list[tuple[Rows, Rows, Rows, asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.transactions = 0
+
+    async def write(self, scores: Rows, executions: Rows, decisions: Rows) -> None:
+        """Write these rows in one transaction (shared with others); resolves after commit."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((scores, executions, decisions, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+        await future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            batch = self._queue[: self._max_pairs]
+            del self._queue[: self._max_pairs]
+            try:
+                await self._commit(batch)
+            except Exception:  # noqa: BLE001 - retried part by part below
+                for item in batch:
+                    try:
+                        await self._commit([item])
+                    except Exception as exc:  # noqa: BLE001 - this part's own failure
+                        if not item[3].done():
+                            item[3].set_exception(exc)
+
+    async def _commit(self, batch: list[tuple[Rows, Rows, Rows, asyncio.Future[None]]]) -> None:
+        scores = [row for item in batch for row in item[0]]
+        executions = [row for item in batch for row in item[1]]
+        decisions = [row for item in batch for row in item[2]]
+        await self._store.write_scores(scores, executions, decisions)
+        self.transactions += 1
+        for item in batch:
+            if not item[3].done():
+                item[3].set_result(None)
