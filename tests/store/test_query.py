@@ -82,7 +82,7 @@ def test_row_cap_and_params(filled: Store) -> None:
 def test_values_are_json_safe(filled: Store) -> None:
     result = filled.query(
         "SELECT start_time, attributes, duration_ms, 'nan'::DOUBLE AS n, "
-        "INTERVAL 2 SECOND AS i, 1.5::DECIMAL(4,2) AS d FROM spans LIMIT 1"
+        "INTERVAL 2 SECOND AS i, 1.5::DECIMAL(4,2) AS d FROM spans ORDER BY start_time LIMIT 1"
     )
     start, attributes, duration, nan, interval, decimal = result.rows[0]
     assert start == "2023-11-14T22:13:20"

@@ -76,6 +76,7 @@ def open_store(settings: Settings) -> Any:
         sql_timeout_s=settings.sql_timeout_seconds,
         max_pending_rows=settings.max_pending_spans,
         retry_after_s=settings.retry_after_seconds,
+        memory_limit=settings.duckdb_memory_limit or None,
     )
 
 
