@@ -1,4 +1,4 @@
-"""Run a real ``tracescore serve`` subprocess for tests (shared by server, live and dashboard tests).
+"""Run a real ``tracescore serve`` subprocess for tests (server, live and dashboard tests).
 
 Usage::
 
@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -72,9 +73,9 @@ class ServerProcess:
         """Authorization header for ``api_key`` (empty without one)."""
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def client(self, **kwargs: object) -> httpx.Client:
+    def client(self, **kwargs: Any) -> httpx.Client:
         """An httpx client on ``url`` carrying the API key."""
-        return httpx.Client(base_url=self.url, headers=self.headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+        return httpx.Client(base_url=self.url, headers=self.headers, timeout=30, **kwargs)
 
     def start(self, timeout_s: float = 60.0) -> ServerProcess:
         """Start the process and wait for /healthz."""
@@ -109,7 +110,9 @@ class ServerProcess:
                 pass
             time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"tracescore serve did not answer /healthz in {timeout_s} s:\n{self.log()}")
+        raise RuntimeError(
+            f"tracescore serve did not answer /healthz in {timeout_s} s:\n{self.log()}"
+        )
 
     def log(self) -> str:
         """Everything the server printed so far."""

@@ -1,13 +1,14 @@
 """Ingest benchmark: OTLP/HTTP protobuf into a real ``tracescore serve``, acknowledged after commit.
 
-Run: ``.venv/bin/python tests/bench/bench_ingest.py [--seconds 20] [--clients 4]``
+Run: ``.venv/bin/python tests/bench/bench_ingest.py [--seconds 20] [--clients 4] [--inflight 4]``
 
 Separate load-generator processes (``--clients``), each running ``--inflight`` concurrent
 exporters, send realistic export requests (512 spans of about 1.2 KB with GenAI attributes, 16
 traces per request, fresh ids every request) back to back over keep-alive connections; each
-exporter waits for its answer before sending again, as an OTLP exporter does. The script prints the sustained spans/s the server acknowledged, p50/p99
-request latency, the server's peak RSS, and the same work done in one process without HTTP
-(decode → Arrow → DuckDB group commit: the baseline). Nothing is asserted.
+exporter waits for its answer before sending again, as an OTLP exporter does. The script prints
+the sustained spans/s the server acknowledged, p50/p99 request latency, the server's peak RSS
+and CPU per span, and the same work done in one process without HTTP (decode → Arrow → DuckDB
+group commit: the baseline). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def build_body(seed: int) -> tuple[bytes, list[bytes]]:
         attr = resource_spans.resource.attributes.add()
         attr.key, attr.value.string_value = key, value
     scope_spans = resource_spans.scope_spans.add()
-    scope_spans.scope.name, scope_spans.scope.version = "opentelemetry.instrumentation.openai", "2.4"
+    scope_spans.scope.name = "opentelemetry.instrumentation.openai"
+    scope_spans.scope.version = "2.4"
     placeholders = [bytes([0xAB, index]) + rng.randbytes(14) for index in range(TRACES_PER_REQUEST)]
     per_trace = SPANS_PER_REQUEST // TRACES_PER_REQUEST
     start = 1_790_000_000_000_000_000

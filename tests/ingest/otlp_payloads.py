@@ -62,7 +62,9 @@ def traces_request(
     return request
 
 
-def logs_request(trace_id: bytes, span_id: bytes, *, event_name: str = "gen_ai.user.message") -> Any:
+def logs_request(
+    trace_id: bytes, span_id: bytes, *, event_name: str = "gen_ai.user.message"
+) -> Any:
     """An ``ExportLogsServiceRequest`` with one GenAI event record tied to a span."""
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from ingest.otlp_payloads import traces_request
 from tracescore.ingest import DecodedSpans, DecodeError, DecodePool, SpanBatch, decode_request
 from tracescore.store import arrow_span_table
 
-from ingest.otlp_payloads import traces_request
-
 
 @pytest.fixture(scope="module")
-def pool() -> DecodePool:
+def pool() -> Iterator[DecodePool]:
+    """A pool with one worker that takes every body of 1 KiB or more."""
     decode_pool = DecodePool(1, min_bytes=1024)
     decode_pool.start()
-    yield decode_pool  # type: ignore[misc]
+    yield decode_pool
     decode_pool.close()
 
 

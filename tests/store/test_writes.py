@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,15 +105,15 @@ def test_a_bad_batch_fails_alone(store: Store) -> None:
 
 
 def test_write_fn_commits_or_rolls_back(store: Store) -> None:
-    def insert(conn: object) -> int:
-        conn.execute("INSERT INTO scoring_decisions (trace_id, span_id, scorer_id, "  # type: ignore[attr-defined]
+    def insert(conn: Any) -> int:
+        conn.execute("INSERT INTO scoring_decisions (trace_id, span_id, scorer_id, "
                      "scorer_version, decision) VALUES ('t', 's', 'x', '1', 'pending')")
         return 7
 
     assert store.write_sync(insert) == 7
 
-    def fail(conn: object) -> None:
-        conn.execute("DELETE FROM scoring_decisions")  # type: ignore[attr-defined]
+    def fail(conn: Any) -> None:
+        conn.execute("DELETE FROM scoring_decisions")
         raise RuntimeError("nope")
 
     with pytest.raises(RuntimeError, match="nope"):
