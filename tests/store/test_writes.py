@@ -177,3 +177,13 @@ def test_durable_across_reopen_and_read_only(tmp_path: Path) -> None:
             reader.write_spans_sync(
                 decode_traces_protobuf(traces_request(1).SerializeToString())
             )
+
+
+def test_a_lone_sequential_writer_does_not_linger(tmp_path: Path) -> None:
+    # A linger this long would hang each write; sequential writes must not wait for company.
+    with Store(tmp_path / "l.duckdb", linger_s=600, min_batch_rows=10**6) as store:
+        for _ in range(3):
+            store.submit_spans(
+                decode_traces_protobuf(traces_request(2).SerializeToString())
+            ).result(timeout=30)
+        assert _count(store) == 6

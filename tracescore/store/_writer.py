@@ -4,9 +4,9 @@ Callers submit jobs (a span batch, a log batch, or a function of the connection)
 ``concurrent.futures.Future``. The thread takes every data job waiting in the queue (up to
 ``max_batch_rows``), inserts them through Arrow in one transaction, commits, then resolves
 their futures: a request is answered only after its rows are durable, and many requests share
-one commit. A commit of fewer than ``min_batch_rows`` rows waits up to ``linger_s`` for more
-(each DuckDB commit has a fixed cost of several milliseconds, so many small commits waste the
-CPU that decoding needs). A function job runs alone in its own transaction. When more than
+one commit. Under concurrent load (the previous commit held several jobs) a commit of fewer
+than ``min_batch_rows`` rows waits up to ``linger_s`` for more: each DuckDB commit has a fixed
+cost of several milliseconds, so many small commits waste the CPU that decoding needs. A function job runs alone in its own transaction. When more than
 ``max_pending_rows`` rows wait, ``submit`` raises ``WriteQueueFull`` at once.
 """
 
@@ -74,6 +74,7 @@ class Writer:
         self._conn = conn
         self._min_batch_rows = min_batch_rows
         self._linger_s = linger_s
+        self._concurrent = False
         self._max_pending_rows = max_pending_rows
         self._max_batch_rows = max_batch_rows
         self._retry_after_s = retry_after_s
@@ -139,19 +140,27 @@ class Writer:
             while True:
                 while self._queue and self._queue[0].kind != "fn":
                     if rows + self._queue[0].rows > self._max_batch_rows:
-                        return jobs
+                        break
                     job = self._queue.popleft()
                     rows += job.rows
                     jobs.append(job)
-                # Linger briefly for more data: per-commit costs make small commits dear.
-                if rows >= self._min_batch_rows or self._queue or self._closing:
-                    return jobs
+                # Linger briefly for more data, but only under concurrent load (the previous
+                # commit had company): a lone sequential writer must not wait for nobody.
+                if (
+                    not self._concurrent
+                    or rows >= self._min_batch_rows
+                    or self._queue
+                    or self._closing
+                ):
+                    break
                 now = time.monotonic()
                 if deadline is None:
                     deadline = now + self._linger_s
                 if now >= deadline:
-                    return jobs
+                    break
                 self._cond.wait(deadline - now)
+            self._concurrent = len(jobs) > 1
+            return jobs
 
     def _run(self) -> None:
         while True:
