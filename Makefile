@@ -25,7 +25,7 @@ test: $(STAMP)
 
 ## bench: run the benchmarks (they print figures; nothing is asserted)
 bench: $(STAMP)
-	$(BIN)/python -m tests.bench
+	for f in tests/bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 ## test-collectors: run the JavaScript collector examples (Mastra, AI SDK) against a real
 ## tracescore; needs npm registry access, and Node >= 22.13 for Mastra (when `node` is older,
