@@ -13,7 +13,27 @@ HEAVY = ("litellm", "duckdb", "fastapi", "grpc", "apscheduler")
 FORBIDDEN = {
     "tracescore": HEAVY,
     "tracescore.model": HEAVY,
+    "tracescore.scoring": HEAVY,
+    "tracescore.scorers": HEAVY,
+    "tracescore.evals": HEAVY,
+    "tracescore.traces": HEAVY,
+    "tracescore.testing": HEAVY,
+    "tracescore.ingest": ("litellm", "duckdb", "fastapi", "apscheduler"),
+    "tracescore.store": ("litellm", "fastapi", "grpc", "apscheduler"),
+    "tracescore.live": ("litellm", "fastapi", "grpc"),
     "tracescore.cli": HEAVY,
+}
+
+# room -> tracescore rooms it must not import (DESIGN.md's arrows point one way).
+ARROWS = {
+    "tracescore.model": ("scoring", "scorers", "evals", "traces", "store", "ingest", "live", "server"),
+    "tracescore.scoring": ("scorers", "evals", "traces", "store", "ingest", "live", "server"),
+    "tracescore.scorers": ("evals", "traces", "store", "ingest", "live", "server"),
+    "tracescore.traces": ("scoring", "scorers", "evals", "store", "ingest", "live", "server"),
+    "tracescore.evals": ("store", "ingest", "live", "server"),
+    "tracescore.ingest": ("scoring", "scorers", "evals", "traces", "live", "server"),
+    "tracescore.store": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
+    "tracescore.live": ("server", "evals"),
 }
 
 
@@ -24,6 +44,23 @@ def _loaded_after_import(module: str) -> set[str]:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
+
+
+def _rooms_after_import(module: str) -> set[str]:
+    code = (
+        f"import sys, importlib; importlib.import_module({module!r}); "
+        "print('\\n'.join(m.split('.')[1] for m in sys.modules "
+        "if m.startswith('tracescore.') and m.count('.') >= 1))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("module", sorted(ARROWS))
+def test_room_imports_only_rooms_below_it(module: str) -> None:
+    loaded = _rooms_after_import(module)
+    wrong = sorted(loaded.intersection(ARROWS[module]))
+    assert wrong == [], f"importing {module} loaded the rooms {wrong}"
 
 
 @pytest.mark.parametrize("module", sorted(FORBIDDEN))
