@@ -87,6 +87,7 @@ class LiveScheduler:
         self._prepared = False
         self._stopped = False
         self._tick_task: asyncio.Task[None] | None = None
+        self._more = False
         self._judge_warmup: asyncio.Future[Any] | None = None
 
     # helpers the worker uses -----------------------------------------------------------------
@@ -200,15 +201,24 @@ class LiveScheduler:
         await self.drain(timeout_s=timeout_s)
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
-        """Wait for the runs in flight (cancel what is left after ``timeout_s``)."""
-        tasks = list(self._tasks)
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Wait for the runs in flight and for ticks they started (cancel the runs still going
+        after ``timeout_s``; a cancelled pair stays open)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        while True:
+            waiting: list[asyncio.Future[Any]] = list(self._tasks)
+            if self._tick_task is not None and not self._tick_task.done():
+                waiting.append(self._tick_task)
+            if not waiting:
+                return
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            _, pending = await asyncio.wait(waiting, timeout=left)
+            if pending and deadline is not None and loop.time() >= deadline:
+                runs = [task for task in pending if task is not self._tick_task]
+                for task in runs:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                return
 
     def _warm_judge(self) -> None:
         """Import litellm (≈3.5 s) in a worker thread, so no judge call imports it on the
@@ -234,15 +244,20 @@ class LiveScheduler:
     async def _spawn_tick(self) -> None:
         """The APScheduler job: start a tick as this scheduler's own task (so stopping the job
         scheduler never cancels a tick halfway through a database read)."""
+        self._kick()
+
+    def _kick(self) -> None:
         if self._stopped or (self._tick_task is not None and not self._tick_task.done()):
             return
+        self._more = False
         self._tick_task = asyncio.get_running_loop().create_task(self.tick())
 
     async def tick(self) -> None:
-        """One pass: budget, scan, expand ready traces, dispatch due decisions. Never raises."""
+        """One pass: budget, scan, dispatch due decisions, expand ready traces as far as there
+        is room, dispatch again. Never raises; waits for a tick already running to end first."""
         self._ensure_loop_state()
         assert self._tick_lock is not None
-        if self._tick_lock.locked() or self._stopped:
+        if self._stopped:
             return
         async with self._tick_lock:
             try:
@@ -275,8 +290,13 @@ class LiveScheduler:
             self._open.clear()
         self._open.merge(rows)
         self._scan_mark = now
-        await self._expand_ready(enabled, now)
-        await self._dispatch(enabled, now)
+        due_full = await self._dispatch(enabled, now)
+        # Expand only what can run now, so loaded traces are still cached when their pairs run.
+        room = (self.settings.batch_size - len(self._inflight)) // len(enabled)
+        left = await self._expand_ready(enabled, now, limit=room) if room > 0 else True
+        if room > 0:
+            due_full = await self._dispatch(enabled, now)
+        self._more = due_full or left
         await self._update_gauges(enabled, now)
 
     def _horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
@@ -285,12 +305,14 @@ class LiveScheduler:
             self._horizons[key] = now - timedelta(seconds=self.settings.lookback_seconds)
         return self._horizons[key]
 
-    async def _expand_ready(self, enabled: list[RegisteredScorer], now: datetime) -> None:
-        ready = self._open.ready(now)[: self.settings.batch_size]
-        if not ready:
-            return
-        await self.expand(ready, enabled, now=now)
-        self._open.drop(t.trace_id for t in ready)
+    async def _expand_ready(self, enabled: list[RegisteredScorer], now: datetime, *,
+                            limit: int) -> bool:
+        """Expand up to ``limit`` ready traces; True when more are ready."""
+        ready = self._open.ready(now)
+        if ready:
+            await self.expand(ready[:limit], enabled, now=now)
+            self._open.drop(t.trace_id for t in ready[:limit])
+        return len(ready) > limit
 
     async def classify(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
                        now: datetime,
@@ -343,17 +365,18 @@ class LiveScheduler:
             out.append(reg)
         return out
 
-    async def _dispatch(self, enabled: list[RegisteredScorer], now: datetime) -> None:
+    async def _dispatch(self, enabled: list[RegisteredScorer], now: datetime) -> bool:
+        """Hand due pairs to workers; True when the batch was full (more may be due)."""
         over = self.budget.exceeded()
         if over is not None:
             await self._mark_over_budget([r for r in enabled if r.uses_judge], over, now)
         runnable = self._runnable(enabled, now)
         capacity = self.settings.batch_size - len(self._inflight)
         if not runnable or capacity <= 0:
-            return
+            return capacity <= 0
         by_version = {(r.id, r.version): r for r in runnable}
-        rows = await self.read(*due_query(list(by_version), now=now,
-                                          limit=capacity + len(self._inflight)))
+        limit = capacity + len(self._inflight)
+        rows = await self.read(*due_query(list(by_version), now=now, limit=limit))
         for row in rows:
             key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"])
             if key in self._inflight or capacity <= 0:
@@ -361,6 +384,7 @@ class LiveScheduler:
             item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])
             self.submit(item, by_version[(key.scorer_id, key.scorer_version)], source="live")
             capacity -= 1
+        return len(rows) >= limit
 
     async def _mark_over_budget(self, judged: list[RegisteredScorer], reason: str,
                                 now: datetime) -> None:
@@ -397,6 +421,8 @@ class LiveScheduler:
             return None
         finally:
             self._inflight.discard(item.key)
+            if self._more and len(self._inflight) <= self.settings.batch_size // 2:
+                self._kick()  # a backlog: tick again now rather than at the next interval
 
     async def _update_gauges(self, enabled: list[RegisteredScorer], now: datetime) -> None:
         [row] = await self.read(*open_stats_query([(r.id, r.version) for r in enabled]))

@@ -54,16 +54,16 @@ def _versions_cte(versions: Sequence[VersionWindow]) -> tuple[str, list[Any]]:
 
 
 def scan_query(since: datetime, versions: Sequence[VersionWindow]) -> tuple[str, list[Any]]:
-    """Traces with spans received at or after ``since`` that a version has not decided."""
+    """Traces with spans received at or after ``since`` that a version has not decided, with
+    the readiness aggregates of those spans only (``OpenTraces.merge`` widens them with what
+    earlier scans saw, so each scan reads only recent row groups)."""
     cte, params = _versions_cte(versions)
     sql = f"""
-WITH touched AS (
-    SELECT DISTINCT trace_id FROM spans WHERE received_at >= ?
-), agg AS (
+WITH agg AS (
     SELECT s.trace_id,
            {READINESS_COLUMNS}
     FROM spans s
-    WHERE s.trace_id IN (SELECT trace_id FROM touched)
+    WHERE s.received_at >= ?
     GROUP BY s.trace_id
 ), {cte}
 SELECT a.trace_id, a.first_received, a.last_received, a.has_root, a.internal
@@ -83,7 +83,7 @@ def decided_query(trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
     """The (trace, scorer id, version) combinations with any decision, for these traces."""
     return (
         "SELECT DISTINCT trace_id, scorer_id, scorer_version FROM scoring_decisions "
-        "WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
+        "WHERE list_contains(?::VARCHAR[], trace_id)",
         [list(trace_ids)],
     )
 
@@ -123,9 +123,10 @@ WHERE d.decision IN ('pending', 'retrying', 'over_budget')
 
 
 def filter_query(predicate: str, trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
-    """The traces among ``trace_ids`` that match a scorer's filter (over the ``traces`` view)."""
+    """The traces among ``trace_ids`` that match a scorer's filter (over the ``traces`` view;
+    ``list_contains`` lets DuckDB push the ids into the scan below the view's GROUP BY)."""
     return (
-        f"SELECT trace_id FROM traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) "
+        f"SELECT trace_id FROM traces WHERE list_contains(?::VARCHAR[], trace_id) "
         f"AND ({predicate})",
         [list(trace_ids)],
     )
