@@ -292,7 +292,8 @@ class LiveScheduler:
         self._scan_mark = now
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
-        room = (self.settings.batch_size - len(self._inflight)) // len(enabled)
+        free = self.settings.batch_size - len(self._inflight)
+        room = max(1, free // len(enabled)) if free > 0 else 0
         left = await self._expand_ready(enabled, now, limit=room) if room > 0 else True
         if room > 0:
             due_full = await self._dispatch(enabled, now)
