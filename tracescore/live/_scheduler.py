@@ -1,10 +1,12 @@
 """``LiveScheduler``: the APScheduler interval job that finds ready traces and scores them.
 
 Each tick (default every 2 s): refresh the budget from ``judge_executions``; read the spans that
-arrived since the last tick into the set of open traces; turn ready traces into decisions
-(filtered out, sampled out, or pending per target span); hand due decisions to workers, at most
-``concurrency`` at once. Reads run on store cursors in worker threads and writes go through the
-store's writer, so the event loop never waits on DuckDB; judge calls are async.
+arrived since the last tick into the set of open traces; hand due decisions (pending, retrying,
+over budget) to workers; turn as many ready traces as there is room for into decisions
+(filtered out, sampled out, or pending per target span) and hand those out too. Workers run at
+most ``concurrency`` scorers at once and group-commit their rows. Under a backlog a finishing
+run starts the next tick at once. Reads run on store cursors in worker threads and writes go
+through the store's writer, so the event loop never waits on DuckDB; judge calls are async.
 
 Exactly once: every (trace, target span, scorer id, version) has one ``scoring_decisions`` row;
 pending rows are the durable queue, so a restart resumes them, and a pair in flight in this
