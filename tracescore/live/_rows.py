@@ -19,9 +19,6 @@ from tracescore.model import JudgeExecution, JudgeUsage, ScorerRunResult
 
 _SCORE_NAMESPACE = uuid.UUID("6f1c8a52-3d0b-4f57-9a4e-2b7f0f0d5c11")
 
-FINAL_DECISIONS = frozenset({"scored", "sampled_out", "filtered_out", "not_scorable", "failed"})
-OPEN_DECISIONS = ("pending", "retrying", "over_budget")
-
 
 def utc_now() -> datetime:
     """Now, as the naive UTC datetime the tables store."""
