@@ -80,6 +80,10 @@ class LiveScheduler:
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
         self._inflight: set[PairKey] = set()
+        # Pairs finished while a due-pairs read was under way: that read may still show them
+        # open (it began before their commit), so they must not be dispatched from it again.
+        self._finished_seq = 0
+        self._finished: dict[PairKey, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._traces = TraceCache(max(TRACE_CACHE_SIZE, 2 * s.batch_size))
         self._writeback = WriteBack(store)
@@ -379,10 +383,13 @@ class LiveScheduler:
             return capacity <= 0
         by_version = {(r.id, r.version): r for r in runnable}
         limit = capacity + len(self._inflight)
+        read_from = self._finished_seq
         rows = await self.read(*due_query(list(by_version), now=now, limit=limit))
+        stale = {k for k, seq in self._finished.items() if seq > read_from}
+        self._finished = {k: seq for k, seq in self._finished.items() if seq > read_from}
         for row in rows:
             key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"])
-            if key in self._inflight or capacity <= 0:
+            if key in self._inflight or key in stale or capacity <= 0:
                 continue
             item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])
             self.submit(item, by_version[(key.scorer_id, key.scorer_version)], source="live")
@@ -424,6 +431,8 @@ class LiveScheduler:
             return None
         finally:
             self._inflight.discard(item.key)
+            self._finished_seq += 1
+            self._finished[item.key] = self._finished_seq
             if self._more and len(self._inflight) <= self.settings.batch_size // 2:
                 self._kick()  # a backlog: tick again now rather than at the next interval
 
