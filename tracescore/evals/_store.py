@@ -12,6 +12,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from tracescore.model import ScorerRunResult
+from tracescore.scoring import execution_rows, step_columns
 
 from ._execute import ItemOutcome, ScorerOutcome
 
@@ -200,12 +201,7 @@ def _rows(
         "run_id": result.run_id if result is not None else None,
         "created_at": now,
         "duration_ms": run.duration_ms,
-        "preprocess_step_result": _json(result.preprocess_step_result) if result else None,
-        "analyze_step_result": _json(result.analyze_step_result) if result else None,
-        "preprocess_prompt": result.preprocess_prompt if result else None,
-        "analyze_prompt": result.analyze_prompt if result else None,
-        "generate_score_prompt": result.generate_score_prompt if result else None,
-        "generate_reason_prompt": result.generate_reason_prompt if result else None,
+        **step_columns(result, to_json=_json),
         "input": _json(run.input),
         "output": _json(run.output),
         "ground_truth": _json(result.ground_truth) if result else None,
@@ -218,40 +214,6 @@ def _rows(
         "judge_cached_input_tokens": usage.cached_input_tokens if usage else None,
         "judge_cost": result.judge_cost() if result is not None else None,
     }
-    row_scorer_id = row["scorer_id"]
-    judge_rows: list[dict[str, Any]] = []
-    if result is not None:
-        for step, step_judge in result.judge.items():
-            for ex in step_judge.executions:
-                u, c, e = ex.usage, ex.cost, ex.error
-                judge_rows.append({
-                    "execution_id": str(uuid.uuid4()),
-                    "score_id": score_id,
-                    "trace_id": run.trace_id,
-                    "scorer_id": row_scorer_id,
-                    "step": step,
-                    "status": ex.status,
-                    "prompt": ex.prompt,
-                    "judge_model_id": ex.judge_model_id,
-                    "judge_provider": ex.judge_provider,
-                    "attempt_count": ex.attempt_count,
-                    "model_call_count": ex.model_call_count,
-                    "duration_ms": ex.duration_ms,
-                    "output": _json(ex.output),
-                    "raw_output": ex.raw_output,
-                    "finish_reason": ex.finish_reason,
-                    "input_tokens": u.input_tokens if u else None,
-                    "output_tokens": u.output_tokens if u else None,
-                    "total_tokens": u.total_tokens if u else None,
-                    "reasoning_tokens": u.reasoning_tokens if u else None,
-                    "cached_input_tokens": u.cached_input_tokens if u else None,
-                    "cache_creation_input_tokens": u.cache_creation_input_tokens if u else None,
-                    "cost_amount": c.amount if c else None,
-                    "cost_unit": c.unit if c else None,
-                    "cost_source": c.source if c else None,
-                    "error_name": e.name if e else None,
-                    "error_message": e.message if e else None,
-                    "error_code": str(e.code) if e and e.code is not None else None,
-                    "created_at": now,
-                })
+    judge_rows = execution_rows(result, score_id=score_id, trace_id=run.trace_id,
+                                scorer_id=row["scorer_id"], now=now, to_json=_json)
     return row, judge_rows

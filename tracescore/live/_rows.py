@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tracescore.model import JudgeExecution, JudgeUsage, ScorerRunResult
+from tracescore.model import ScorerRunResult
+from tracescore.scoring import execution_rows as _execution_rows
+from tracescore.scoring import step_columns
 
 _SCORE_NAMESPACE = uuid.UUID("6f1c8a52-3d0b-4f57-9a4e-2b7f0f0d5c11")
 
@@ -97,50 +99,8 @@ def execution_rows(
     now: datetime,
 ) -> list[dict[str, Any]]:
     """One ``judge_executions`` row per judge execution of the run (none for code scorers)."""
-    if result is None:
-        return []
-    rows = []
-    for step, record in (result.judge or {}).items():
-        for ex in record.executions:
-            rows.append(_execution_row(ex, step=step, score_id=score_id, trace_id=trace_id,
-                                       scorer_id=scorer_id, now=now))
-    return rows
-
-
-def _execution_row(
-    ex: JudgeExecution, *, step: str, score_id: str, trace_id: str, scorer_id: str, now: datetime
-) -> dict[str, Any]:
-    usage = ex.usage or JudgeUsage()
-    return {
-        "execution_id": str(uuid.uuid4()),
-        "score_id": score_id,
-        "trace_id": trace_id,
-        "scorer_id": scorer_id,
-        "step": step,
-        "status": ex.status,
-        "prompt": ex.prompt,
-        "judge_model_id": ex.judge_model_id,
-        "judge_provider": ex.judge_provider,
-        "attempt_count": ex.attempt_count,
-        "model_call_count": ex.model_call_count,
-        "duration_ms": ex.duration_ms,
-        "output": plain(ex.output),
-        "raw_output": ex.raw_output,
-        "finish_reason": ex.finish_reason,
-        "input_tokens": usage.input_tokens if ex.usage else None,
-        "output_tokens": usage.output_tokens if ex.usage else None,
-        "total_tokens": usage.total_tokens if ex.usage else None,
-        "reasoning_tokens": usage.reasoning_tokens if ex.usage else None,
-        "cached_input_tokens": usage.cached_input_tokens if ex.usage else None,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens if ex.usage else None,
-        "cost_amount": ex.cost.amount if ex.cost else None,
-        "cost_unit": ex.cost.unit if ex.cost else None,
-        "cost_source": ex.cost.source if ex.cost else None,
-        "error_name": ex.error.name if ex.error else None,
-        "error_message": ex.error.message if ex.error else None,
-        "error_code": None if ex.error is None or ex.error.code is None else str(ex.error.code),
-        "created_at": now,
-    }
+    return _execution_rows(result, score_id=score_id, trace_id=trace_id, scorer_id=scorer_id,
+                           now=now, to_json=plain)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,12 +174,7 @@ def score_row(
         "run_id": r.run_id if r is not None else key.score_id,
         "created_at": now,
         "duration_ms": duration_ms,
-        "preprocess_step_result": plain(r.preprocess_step_result) if r else None,
-        "analyze_step_result": plain(r.analyze_step_result) if r else None,
-        "preprocess_prompt": r.preprocess_prompt if r else None,
-        "analyze_prompt": r.analyze_prompt if r else None,
-        "generate_score_prompt": r.generate_score_prompt if r else None,
-        "generate_reason_prompt": r.generate_reason_prompt if r else None,
+        **step_columns(r, to_json=plain),
         "input": plain(run_input),
         "output": plain(run_output),
         "ground_truth": None,

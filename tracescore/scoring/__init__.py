@@ -14,6 +14,7 @@ from ._filter import filter_run
 from ._judge import Judge
 from ._judge_call import load_litellm, normalise_usage
 from ._retry import RetryProcessor, classify_error, retry_after_s
+from ._rows import execution_rows, step_columns
 from ._scorer import Scorer, create_scorer
 from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
 
@@ -30,9 +31,11 @@ __all__ = [
     "StepResults",
     "classify_error",
     "create_scorer",
+    "execution_rows",
     "filter_run",
     "load_litellm",
     "normalise_usage",
     "not_scorable",
     "retry_after_s",
+    "step_columns",
 ]
