@@ -6,21 +6,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer, create_scorer
+from tracescore.scoring import PromptStep, Scorer
 
 from ._llm import (
     STATEMENTS_SCHEMA,
-    TEXT_OR_NULL,
     ModelLike,
     as_json,
     check_scale,
-    list_schema,
+    judged_scorer,
     numbered,
     read_options,
-    reason_judge,
     resolve_judge,
     shown_scale,
-    verdict_word,
+    step_items,
+    verdicts_schema,
+    weighted_share,
 )
 from ._results import round_score
 
@@ -78,15 +78,8 @@ Answer:
 Results:
 {results}"""
 
-RESULTS_SCHEMA = list_schema("results", {
-    "type": "object",
-    "properties": {
-        "statement": TEXT_OR_NULL,
-        "result": {"type": "string", "description": "yes, no or unsure"},
-        "reason": TEXT_OR_NULL,
-    },
-    "required": ["result"],
-})
+RESULTS_SCHEMA = verdicts_schema("results", subject="statement", verdict="result",
+                                 words="yes, no or unsure")
 
 
 def create_answer_relevancy_scorer(
@@ -120,39 +113,29 @@ def create_answer_relevancy_scorer(
         return EXTRACT_PROMPT.format(output=get_assistant_message(run.output))
 
     def analyze_prompt(run: Any, results: Any) -> str:
-        statements = (results.preprocess_step_result or {}).get("statements") or []
+        statements = step_items(results.preprocess_step_result, "statements")
         return ANALYZE_PROMPT.format(input=get_user_message(run.input),
                                      statements=numbered(statements, "(no statements)"))
 
     def generate_score(run: Any, results: Any) -> float:
-        statements = (results.preprocess_step_result or {}).get("statements") or []
-        judged = (results.analyze_step_result or {}).get("results") or []
-        if not statements or not judged:
+        if not step_items(results.preprocess_step_result, "statements"):
             return 0.0
-        total = 0.0
-        for item in judged:
-            word = verdict_word(item.get("result"))
-            if word == "yes":
-                total += 1.0
-            elif word == "unsure":
-                total += weight
-        return round_score(total / len(judged) * scale)
+        judged = step_items(results.analyze_step_result, "results")
+        return round_score(weighted_share(judged, "result", {"yes": 1.0, "unsure": weight})
+                           * scale)
 
     def reason_prompt(run: Any, results: Any, score: float) -> str:
         return REASON_PROMPT.format(
             score=score, scale=shown_scale(scale), weight=f"{weight:g}",
             input=get_user_message(run.input), output=get_assistant_message(run.output),
-            results=as_json((results.analyze_step_result or {}).get("results") or []))
+            results=as_json(step_items(results.analyze_step_result, "results")))
 
-    return (
-        create_scorer("answer-relevancy-scorer",
-                      "Evaluates how relevant the agent's answer is to the user's question",
-                      name="Answer Relevancy Scorer", judge=judge, type="agent")
-        .preprocess(PromptStep("Split the answer into statements", extract_prompt,
-                               output_schema=STATEMENTS_SCHEMA))
-        .analyze(PromptStep("Judge each statement's relevance to the question", analyze_prompt,
-                            output_schema=RESULTS_SCHEMA))
-        .generate_score(generate_score)
-        .generate_reason(PromptStep("Explain the score", reason_prompt,
-                                    judge=reason_judge(judge)))
-    )
+    return judged_scorer(
+        "answer-relevancy-scorer",
+        "Evaluates how relevant the agent's answer is to the user's question",
+        name="Answer Relevancy Scorer", judge=judge,
+        preprocess=PromptStep("Split the answer into statements", extract_prompt,
+                              output_schema=STATEMENTS_SCHEMA),
+        analyze=PromptStep("Judge each statement's relevance to the question", analyze_prompt,
+                           output_schema=RESULTS_SCHEMA),
+        generate_score=generate_score, reason_prompt=reason_prompt)

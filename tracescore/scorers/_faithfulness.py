@@ -6,23 +6,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer, create_scorer
+from tracescore.scoring import PromptStep, Scorer
 
 from ._llm import (
     CLAIMS_SCHEMA,
-    TEXT_OR_NULL,
     ModelLike,
     as_context,
     as_json,
     check_scale,
-    list_schema,
+    judged_scorer,
     numbered,
     read_options,
-    reason_judge,
     resolve_judge,
     shown_scale,
+    step_items,
     tool_context,
-    verdict_word,
+    verdicts_schema,
+    weighted_share,
 )
 from ._results import round_score
 
@@ -90,15 +90,8 @@ Context:
 Verdicts:
 {verdicts}"""
 
-VERDICTS_SCHEMA = list_schema("verdicts", {
-    "type": "object",
-    "properties": {
-        "claim": TEXT_OR_NULL,
-        "verdict": {"type": "string", "description": "yes, no or unsure"},
-        "reason": TEXT_OR_NULL,
-    },
-    "required": ["verdict"],
-})
+VERDICTS_SCHEMA = verdicts_schema("verdicts", subject="claim", verdict="verdict",
+                                  words="yes, no or unsure")
 
 
 def create_faithfulness_scorer(
@@ -135,34 +128,29 @@ def create_faithfulness_scorer(
         return EXTRACT_CLAIMS_PROMPT.format(output=get_assistant_message(run.output))
 
     def analyze_prompt(run: Any, results: Any) -> str:
-        claims = (results.preprocess_step_result or {}).get("claims") or []
+        claims = step_items(results.preprocess_step_result, "claims")
         return ANALYZE_PROMPT.format(context=numbered(context_of(run), "(no context)"),
                                      claims=numbered(claims, "(no claims)"))
 
     def generate_score(run: Any, results: Any) -> float:
-        claims = (results.preprocess_step_result or {}).get("claims") or []
-        verdicts = (results.analyze_step_result or {}).get("verdicts") or []
-        if not claims or not verdicts:
+        if not step_items(results.preprocess_step_result, "claims"):
             return 0.0
-        supported = sum(1 for v in verdicts if verdict_word(v.get("verdict")) == "yes")
-        return round_score(supported / len(verdicts) * scale)
+        verdicts = step_items(results.analyze_step_result, "verdicts")
+        return round_score(weighted_share(verdicts, "verdict", {"yes": 1.0}) * scale)
 
     def reason_prompt(run: Any, results: Any, score: float) -> str:
         return REASON_PROMPT.format(
             score=score, scale=shown_scale(scale), input=get_user_message(run.input),
             output=get_assistant_message(run.output),
             context=numbered(context_of(run), "(no context)"),
-            verdicts=as_json((results.analyze_step_result or {}).get("verdicts") or []))
+            verdicts=as_json(step_items(results.analyze_step_result, "verdicts")))
 
-    return (
-        create_scorer("faithfulness-scorer",
-                      "Evaluates how faithful the agent's answer is to the given context",
-                      name="Faithfulness Scorer", judge=judge, type="agent")
-        .preprocess(PromptStep("Extract every claim from the answer", extract_prompt,
-                               output_schema=CLAIMS_SCHEMA))
-        .analyze(PromptStep("Judge each claim against the context", analyze_prompt,
-                            output_schema=VERDICTS_SCHEMA))
-        .generate_score(generate_score)
-        .generate_reason(PromptStep("Explain the score", reason_prompt,
-                                    judge=reason_judge(judge)))
-    )
+    return judged_scorer(
+        "faithfulness-scorer",
+        "Evaluates how faithful the agent's answer is to the given context",
+        name="Faithfulness Scorer", judge=judge,
+        preprocess=PromptStep("Extract every claim from the answer", extract_prompt,
+                              output_schema=CLAIMS_SCHEMA),
+        analyze=PromptStep("Judge each claim against the context", analyze_prompt,
+                           output_schema=VERDICTS_SCHEMA),
+        generate_score=generate_score, reason_prompt=reason_prompt)

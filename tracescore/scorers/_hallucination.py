@@ -7,24 +7,24 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer, create_scorer
+from tracescore.scoring import PromptStep, Scorer
 
 from ._faithfulness import EXTRACT_CLAIMS_PROMPT
 from ._llm import (
     CLAIMS_SCHEMA,
-    TEXT_OR_NULL,
     ModelLike,
     as_context,
     as_json,
     call_get_context,
     check_scale,
-    list_schema,
+    judged_scorer,
     numbered,
     read_options,
-    reason_judge,
     resolve_judge,
     shown_scale,
-    verdict_word,
+    step_items,
+    verdicts_schema,
+    weighted_share,
 )
 from ._results import round_score
 
@@ -80,15 +80,8 @@ Context:
 Verdicts:
 {verdicts}"""
 
-VERDICTS_SCHEMA = list_schema("verdicts", {
-    "type": "object",
-    "properties": {
-        "statement": TEXT_OR_NULL,
-        "verdict": {"type": "string", "description": "yes (hallucinated) or no"},
-        "reason": TEXT_OR_NULL,
-    },
-    "required": ["verdict"],
-})
+VERDICTS_SCHEMA = verdicts_schema("verdicts", subject="statement", verdict="verdict",
+                                  words="yes (hallucinated) or no")
 
 
 def create_hallucination_scorer(
@@ -132,35 +125,31 @@ def create_hallucination_scorer(
         return EXTRACT_CLAIMS_PROMPT.format(output=get_assistant_message(run.output))
 
     async def analyze_prompt(run: Any, results: Any) -> str:
-        claims = (results.preprocess_step_result or {}).get("claims") or []
+        claims = step_items(results.preprocess_step_result, "claims")
         ctx = await context_of(run, results, None, "analyze")
         return ANALYZE_PROMPT.format(context=numbered(ctx, "(no context)"),
                                      claims=numbered(claims, "(no claims)"))
 
     def generate_score(run: Any, results: Any) -> float:
-        claims = (results.preprocess_step_result or {}).get("claims") or []
-        verdicts = (results.analyze_step_result or {}).get("verdicts") or []
-        if not get_assistant_message(run.output).strip() or not claims or not verdicts:
+        if not get_assistant_message(run.output).strip() or not step_items(
+                results.preprocess_step_result, "claims"):
             return 0.0
-        hallucinated = sum(1 for v in verdicts if verdict_word(v.get("verdict")) == "yes")
-        return round_score(hallucinated / len(verdicts) * scale)
+        verdicts = step_items(results.analyze_step_result, "verdicts")
+        return round_score(weighted_share(verdicts, "verdict", {"yes": 1.0}) * scale)
 
     async def reason_prompt(run: Any, results: Any, score: float) -> str:
         ctx = await context_of(run, results, score, "generate_reason")
         return REASON_PROMPT.format(
             score=score, scale=shown_scale(scale), input=get_user_message(run.input),
             output=get_assistant_message(run.output), context=numbered(ctx, "(no context)"),
-            verdicts=as_json((results.analyze_step_result or {}).get("verdicts") or []))
+            verdicts=as_json(step_items(results.analyze_step_result, "verdicts")))
 
-    return (
-        create_scorer("hallucination-scorer",
-                      "Evaluates how much of the agent's answer its context contradicts or does "
-                      "not support", name="Hallucination Scorer", judge=judge, type="agent")
-        .preprocess(PromptStep("Extract every claim from the answer", extract_prompt,
-                               output_schema=CLAIMS_SCHEMA))
-        .analyze(PromptStep("Judge each claim for hallucination", analyze_prompt,
-                            output_schema=VERDICTS_SCHEMA))
-        .generate_score(generate_score)
-        .generate_reason(PromptStep("Explain the score", reason_prompt,
-                                    judge=reason_judge(judge)))
-    )
+    return judged_scorer(
+        "hallucination-scorer",
+        "Evaluates how much of the agent's answer its context contradicts or does not support",
+        name="Hallucination Scorer", judge=judge,
+        preprocess=PromptStep("Extract every claim from the answer", extract_prompt,
+                              output_schema=CLAIMS_SCHEMA),
+        analyze=PromptStep("Judge each claim for hallucination", analyze_prompt,
+                           output_schema=VERDICTS_SCHEMA),
+        generate_score=generate_score, reason_prompt=reason_prompt)

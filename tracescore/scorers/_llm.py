@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracescore.scoring import Judge
+from tracescore.scoring import Judge, PromptStep, Scorer, create_scorer
 
 from ._extract import extract_tool_results
 
@@ -158,3 +158,54 @@ def list_schema(key: str, item: dict[str, Any]) -> dict[str, Any]:
 TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
 CLAIMS_SCHEMA = list_schema("claims", {"type": "string"})
 STATEMENTS_SCHEMA = list_schema("statements", {"type": "string"})
+
+
+def verdicts_schema(key: str, *, subject: str, verdict: str, words: str) -> dict[str, Any]:
+    """``{"<key>": [{"<subject>", "<verdict>": words, "reason"}, ...]}`` as a JSON Schema; only
+    the verdict is required."""
+    return list_schema(key, {
+        "type": "object",
+        "properties": {
+            subject: TEXT_OR_NULL,
+            verdict: {"type": "string", "description": words},
+            "reason": TEXT_OR_NULL,
+        },
+        "required": [verdict],
+    })
+
+
+def step_items(step_result: Any, key: str) -> list[Any]:
+    """The list under ``key`` of a step's ``{"<key>": [...]}`` result (empty when missing)."""
+    return (step_result or {}).get(key) or []
+
+
+def weighted_share(items: Sequence[Mapping[str, Any]], key: str,
+                   weights: Mapping[str, float]) -> float:
+    """Sum of the weights of each item's verdict word (``verdict_word(item[key])``; a word not
+    in ``weights`` counts 0) over the number of items; 0 for no items."""
+    if not items:
+        return 0.0
+    return sum(weights.get(verdict_word(item.get(key)), 0.0) for item in items) / len(items)
+
+
+def judged_scorer(
+    scorer_id: str,
+    description: str,
+    *,
+    name: str,
+    judge: Judge,
+    preprocess: PromptStep,
+    analyze: PromptStep,
+    generate_score: Any,
+    reason_prompt: Any,
+) -> Scorer[Any, Any]:
+    """The shape every prebuilt LLM scorer shares: two prompt steps, a code score, then a
+    prompt step that explains the score with the judge's reply unwrapped to text."""
+    return (
+        create_scorer(scorer_id, description, name=name, judge=judge, type="agent")
+        .preprocess(preprocess)
+        .analyze(analyze)
+        .generate_score(generate_score)
+        .generate_reason(PromptStep("Explain the score", reason_prompt,
+                                    judge=reason_judge(judge)))
+    )
