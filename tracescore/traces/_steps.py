@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from tracescore.model import StepType
 
 KINDS = (
     "agent_run",
@@ -43,22 +45,12 @@ KINDS = (
 
 MODEL_KINDS = frozenset({"model_generation", "model_step", "model_inference"})
 """Kinds that stand for model work (a single call, or a wrapper around calls)."""
-TOOL_KINDS = frozenset({"tool_call", "mcp_tool_call", "provider_tool_call"})
-"""Kinds that stand for one tool execution."""
+TOOL_KINDS = frozenset(k for k in get_args(StepType) if k.endswith("tool_call"))
+"""Kinds that stand for one tool execution (the trajectory's tool step types)."""
 RUN_KINDS = frozenset({"agent_run", "workflow_run"})
 """Kinds that are a run of their own (agent or workflow)."""
-WORKFLOW_KINDS = frozenset(
-    {
-        "workflow_run",
-        "workflow_step",
-        "workflow_conditional",
-        "workflow_parallel",
-        "workflow_loop",
-        "workflow_sleep",
-        "workflow_wait_event",
-    }
-)
-"""Workflow kinds kept in trajectories."""
+WORKFLOW_KINDS = frozenset(k for k in get_args(StepType) if k.startswith("workflow_"))
+"""Workflow kinds kept in trajectories (the trajectory's workflow step types)."""
 
 Status = Literal["ok", "error", "unset"]
 Convention = Literal["mastra", "openinference", "aisdk", "genai", "generic"]
