@@ -144,6 +144,19 @@ class ServerProcess:
         return self.start(timeout_s)
 
 
+def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> list[list[Any]]:
+    """Rows of a query through the server's /api/sql (asserting it succeeded)."""
+    response = httpx.post(
+        f"{server.url}/api/sql",
+        json={"sql": query, "params": params or []},
+        headers=server.headers,
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    rows: list[list[Any]] = response.json()["rows"]
+    return rows
+
+
 def start_server(
     db: Path,
     *,

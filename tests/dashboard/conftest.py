@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from server_process import ServerProcess, running_server
+from server_process import ServerProcess, running_server, sql
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ARTIFACTS = Path(__file__).parents[1] / "artifacts" / "dashboard"
@@ -358,14 +357,3 @@ def dashboard(chromium: Any, seeded_server: ServerProcess) -> Iterator[Dashboard
     dash.page.context.close()
     assert dash.unexpected_errors() == []
 
-
-def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> list[list[Any]]:
-    """Rows of a query through the server's /api/sql."""
-    response = httpx.post(
-        f"{server.url}/api/sql",
-        json={"sql": query, "params": params or []},
-        headers=server.headers,
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    return response.json()["rows"]

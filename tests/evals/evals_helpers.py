@@ -153,3 +153,27 @@ class OrderWorkflow:
         path.append("format")
         return WorkflowRunResult(status="success", result={"summary": summary, "total": total},
                                  step_results=steps, step_execution_path=path)
+
+
+def traced_weather_reply(tracer: Any, input: Any) -> AgentResponse:
+    """Trace a weather agent run with ``tracer`` (an OTel SDK tracer; GenAI conventions: an
+    ``invoke_agent`` root with one ``execute_tool get_weather`` child) and return its reply,
+    whose messages carry no tool call, with the root's trace and span ids."""
+    import json
+
+    city = get_user_message(input)
+    with tracer.start_as_current_span(
+        "invoke_agent weather",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"},
+    ) as root:
+        with tracer.start_as_current_span(
+            "execute_tool get_weather",
+            attributes={"gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "get_weather",
+                        "gen_ai.tool.call.arguments": json.dumps({"city": city})},
+        ):
+            pass
+        context = root.get_span_context()
+    return AgentResponse([Message(role="assistant", content=f"Sunny in {city}.")],
+                         trace_id=format(context.trace_id, "032x"),
+                         span_id=format(context.span_id, "016x"))

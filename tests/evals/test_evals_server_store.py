@@ -4,15 +4,14 @@ with the OpenTelemetry SDK's OTLP/HTTP exporter, run_evals reads the trajectory 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import httpx
+from evals_helpers import traced_weather_reply
 from server_process import running_server
 
 from tracescore.evals import AgentResponse, AgentScorerConfig, run_evals
-from tracescore.model import Message, get_user_message
 from tracescore.scoring import create_scorer
 
 API_KEY = "evals-secret"
@@ -34,22 +33,7 @@ class ExportingAgent:
         self.tracer = self.provider.get_tracer("evals-test")
 
     def generate(self, input: Any, **options: Any) -> AgentResponse:
-        city = get_user_message(input)
-        with self.tracer.start_as_current_span(
-            "invoke_agent weather",
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"},
-        ) as root:
-            with self.tracer.start_as_current_span(
-                "execute_tool get_weather",
-                attributes={"gen_ai.operation.name": "execute_tool",
-                            "gen_ai.tool.name": "get_weather",
-                            "gen_ai.tool.call.arguments": json.dumps({"city": city})},
-            ):
-                pass
-            context = root.get_span_context()
-        return AgentResponse([Message(role="assistant", content=f"Sunny in {city}.")],
-                             trace_id=format(context.trace_id, "032x"),
-                             span_id=format(context.span_id, "016x"))
+        return traced_weather_reply(self.tracer, input)
 
 
 async def test_scores_are_posted_to_a_running_server(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals_helpers import contains, fixed, scorable_when
+from evals_helpers import contains, fixed, scorable_when, traced_weather_reply
 
 from tracescore.evals import AgentResponse, AgentScorerConfig, run_evals
-from tracescore.model import Message, get_user_message
+from tracescore.model import get_user_message
 from tracescore.scoring import Judge, PromptStep, create_scorer
 from tracescore.store import Store
 from tracescore.testing import Reply
@@ -128,24 +128,7 @@ class TracedWeatherAgent:
         self.tracer = self.provider.get_tracer("evals-test")
 
     def generate(self, input: Any, **options: Any) -> AgentResponse:
-        city = get_user_message(input)
-        with self.tracer.start_as_current_span(
-            "invoke_agent weather",
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"},
-        ) as root:
-            with self.tracer.start_as_current_span(
-                "execute_tool get_weather",
-                attributes={"gen_ai.operation.name": "execute_tool",
-                            "gen_ai.tool.name": "get_weather",
-                            "gen_ai.tool.call.arguments": json.dumps({"city": city})},
-            ):
-                pass
-            context = root.get_span_context()
-        self.last = AgentResponse(
-            messages=[Message(role="assistant", content=f"Sunny in {city}.")],
-            trace_id=format(context.trace_id, "032x"),
-            span_id=format(context.span_id, "016x"),
-        )
+        self.last = traced_weather_reply(self.tracer, input)
         return self.last
 
 

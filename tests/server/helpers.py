@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
+from server_process import ServerProcess, sql
 
-from server_process import ServerProcess
-
-
-def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> list[list[Any]]:
-    """Rows of a /api/sql query (asserting it succeeded)."""
-    response = httpx.post(
-        f"{server.url}/api/sql",
-        json={"sql": query, "params": params or []},
-        headers=server.headers,
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    rows: list[list[Any]] = response.json()["rows"]
-    return rows
+__all__ = ["assert_error_shape", "count_spans", "post_otlp", "sql"]
 
 
 def count_spans(server: ServerProcess, project: str) -> int:
