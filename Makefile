@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed.stamp
 
-.PHONY: serve test bench test-collectors clean
+.PHONY: serve test lint bench test-collectors clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ serve: $(STAMP)
 ## test: run the test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+## lint: ruff over the package and the tests, mypy (strict) over the package
+lint: $(STAMP)
+	$(BIN)/ruff check tracescore tests
+	$(BIN)/mypy tracescore
 
 ## bench: run the benchmarks (they print figures; nothing is asserted)
 bench: $(STAMP)

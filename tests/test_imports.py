@@ -26,7 +26,8 @@ FORBIDDEN = {
 
 # room -> tracescore rooms it must not import (DESIGN.md's arrows point one way).
 ARROWS = {
-    "tracescore.model": ("scoring", "scorers", "evals", "traces", "store", "ingest", "live", "server"),
+    "tracescore.model": (
+        "scoring", "scorers", "evals", "traces", "store", "ingest", "live", "server"),
     "tracescore.scoring": ("scorers", "evals", "traces", "store", "ingest", "live", "server"),
     "tracescore.scorers": ("evals", "traces", "store", "ingest", "live", "server"),
     "tracescore.traces": ("scoring", "scorers", "evals", "store", "ingest", "live", "server"),

@@ -41,7 +41,8 @@ def _commands(cmd: click.Command, path: list[str]) -> list[tuple[str, click.Comm
 def test_every_cli_option_is_documented() -> None:
     missing = []
     for name, cmd in _commands(main, ["tracescore"]):
-        row = next((line for line in README.splitlines() if f"`{name}" in line and "|" in line), None)
+        row = next(
+            (line for line in README.splitlines() if f"`{name}" in line and "|" in line), None)
         if row is None:
             missing.append(name)
             continue
@@ -75,7 +76,7 @@ def test_every_table_column_is_documented(tmp_path: Path) -> None:
         tables.setdefault(row["table_name"], []).append(row["column_name"])
     missing = []
     for table, columns in tables.items():
-        line = next((l for l in README.splitlines() if l.startswith(f"| `{table}`")), None)
+        line = next((ln for ln in README.splitlines() if ln.startswith(f"| `{table}`")), None)
         if line is None:
             missing.append(table)
             continue

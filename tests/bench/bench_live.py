@@ -133,7 +133,8 @@ def bench_lag(rate_per_s: float, duration_s: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.toml"
         config.write_text("[live]\ninterval_seconds = 1\nsettle_seconds = 2\n[[scorers]]\n"
-                          'id = "no-tool-errors"\nuse = "tracescore.scorers.checks:no_tool_errors"\n'
+                          'id = "no-tool-errors"\n'
+                          'use = "tracescore.scorers.checks:no_tool_errors"\n'
                           '[[scorers]]\nid = "tool-failures"\n'
                           'use = "tracescore.live:tool_failures_scorer"\n')
         with running_server(Path(tmp) / "lag.duckdb", args=["--config", str(config),

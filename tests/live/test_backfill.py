@@ -75,7 +75,8 @@ async def test_span_target_pairs_are_estimated_from_a_sample(store: Any, add_tra
 
 async def test_backfill_of_an_unknown_scorer(store: Any) -> None:
     live = scheduler(store, code_scorer())
-    with pytest.raises(ConfigError, match="'nope' is not registered; the enabled scorers are: code"):
+    with pytest.raises(ConfigError,
+                       match="'nope' is not registered; the enabled scorers are: code"):
         await backfill(live, "nope")
 
 

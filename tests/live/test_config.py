@@ -66,7 +66,8 @@ def test_duplicate_ids_are_refused() -> None:
 
 
 def test_bad_live_key_names_the_table() -> None:
-    with pytest.raises(ConfigError, match=r"\[live\] in f.toml: key 'budget.max_judge_cost_usd_per_hour'"):
+    with pytest.raises(ConfigError,
+                       match=r"\[live\] in f.toml: key 'budget.max_judge_cost_usd_per_hour'"):
         parse_live_settings({"budget": {"max_judge_cost_usd_per_hour": -1}}, source="f.toml")
     with pytest.raises(ConfigError, match="key 'concurency': unknown key"):
         parse_live_settings({"concurency": 4})

@@ -5,8 +5,14 @@ from __future__ import annotations
 import random
 import uuid
 
-from tracescore.live import BudgetGuard, BudgetSettings, BudgetUsage, RetryPolicy, is_sampled
-from tracescore.live import sample_fraction
+from tracescore.live import (
+    BudgetGuard,
+    BudgetSettings,
+    BudgetUsage,
+    RetryPolicy,
+    is_sampled,
+    sample_fraction,
+)
 
 
 def test_sampling_is_stable_and_nested() -> None:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from server_process import ServerProcess, running_server
 
 SMALL_LIMIT_CONFIG = """

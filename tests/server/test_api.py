@@ -8,7 +8,6 @@ import os
 import httpx
 import pyarrow.parquet as pq
 import pytest
-
 from ingest.otlp_payloads import traces_request
 from server_process import ServerProcess
 

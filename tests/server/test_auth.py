@@ -10,11 +10,10 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
+from ingest.otlp_payloads import traces_request
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
 from opentelemetry.sdk.trace.export import SpanExportResult
-
-from ingest.otlp_payloads import traces_request
 from server_process import ServerProcess, running_server
 
 from .helpers import assert_error_shape

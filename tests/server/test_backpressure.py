@@ -16,9 +16,9 @@ import grpc
 import httpx
 import orjson
 import pytest
-
 from ingest.otlp_payloads import span_json, traces_json, traces_request
 from server_process import free_port
+
 from tracescore.server import Settings, create_app
 
 

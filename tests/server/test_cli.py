@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from click.testing import CliRunner
-
 from ingest.otlp_payloads import traces_request
 from server_process import ServerProcess, free_port
+
 from tracescore.cli import main
 from tracescore.ingest import decode_traces_protobuf
 from tracescore.store import Store

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import httpx
 import psutil
+from ingest.otlp_payloads import traces_request
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
-
-from ingest.otlp_payloads import traces_request
 from server_process import start_server
 
 from .helpers import sql

@@ -10,7 +10,6 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
 from opentelemetry.sdk.trace.export import SpanExportResult
-
 from server_process import ServerProcess
 
 from .helpers import sql

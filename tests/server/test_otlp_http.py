@@ -13,8 +13,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-
 from ingest.otlp_payloads import (
     FIXTURE_DIRS,
     FIXTURES,
@@ -25,6 +23,7 @@ from ingest.otlp_payloads import (
     traces_json,
     traces_request,
 )
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from server_process import ServerProcess
 
 from .helpers import assert_error_shape, count_spans, post_otlp, sql

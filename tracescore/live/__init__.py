@@ -16,7 +16,6 @@ from ._config import (
     parse_live_settings,
     parse_scorer_entries,
 )
-from ._demo import send_agent_traces
 from ._defaults import (
     answer_relevancy_scorer,
     faithfulness_scorer,
@@ -24,6 +23,7 @@ from ._defaults import (
     tool_failures_scorer,
     trajectory_efficiency_scorer,
 )
+from ._demo import send_agent_traces
 from ._errors import ConfigError
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy

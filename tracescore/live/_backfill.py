@@ -10,7 +10,7 @@ score and the judge spend of each registered scorer's current version.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigError
@@ -48,8 +48,9 @@ GROUP BY ALL ORDER BY current DESC
 """
 
 SAMPLE_FOR_TARGETS = 20
-FAR_PAST = datetime(1970, 1, 1)
-FAR_FUTURE = datetime(2200, 1, 1)  # TIMESTAMP_NS ends in 2262
+# naive UTC, like the TIMESTAMP columns; TIMESTAMP_NS ends in 2262
+FAR_PAST = datetime(1970, 1, 1, tzinfo=UTC).replace(tzinfo=None)
+FAR_FUTURE = datetime(2200, 1, 1, tzinfo=UTC).replace(tzinfo=None)
 
 
 def _scorer(live: LiveScheduler, scorer_id: str) -> RegisteredScorer:

@@ -136,7 +136,8 @@ class LiveScheduler:
     # life cycle ------------------------------------------------------------------------------
 
     def register(self, scorer: Any, **options: Any) -> RegisteredScorer:
-        """Add a scorer from Python (``Registry.register`` options); it starts with the next tick."""
+        """Add a scorer from Python (``Registry.register`` options); it starts with the next
+        tick."""
         item = self.registry.register(scorer, **options)
         if item.filter is not None and self._prepared:
             self._check_filter(item)

@@ -91,7 +91,8 @@ class Message(Model):
     @model_validator(mode="before")
     @classmethod
     def _normalise(cls, data: Any) -> Any:
-        """Accept OpenAI-style list content and fill content/parts/tool_invocations from each other."""
+        """Accept OpenAI-style list content and fill content/parts/tool_invocations from each
+        other."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -117,7 +118,8 @@ class Message(Model):
             data.setdefault("parts", content.get("parts") or [])
             if content.get("toolInvocations") and not data.get("tool_invocations"):
                 data["tool_invocations"] = content["toolInvocations"]
-            data["content"] = content.get("content") if isinstance(content.get("content"), str) else None
+            text = content.get("content")
+            data["content"] = text if isinstance(text, str) else None
         elif content is not None and not isinstance(content, str):
             data["content"] = str(content)
         if data.get("content") is None:

@@ -129,6 +129,9 @@ class ScorerRunResult(Model):
     def judge_cost(self) -> float | None:
         """Total priced cost in USD, or None when no execution could be priced."""
         amounts = [
-            ex.cost.amount for s in self.judge.values() for ex in s.executions if ex.cost is not None
+            ex.cost.amount
+            for s in self.judge.values()
+            for ex in s.executions
+            if ex.cost is not None
         ]
         return sum(amounts) if amounts else None

@@ -5,7 +5,7 @@ The step types follow Mastra's ``TrajectoryStep`` union, discriminated by ``step
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -154,21 +154,19 @@ class ProcessorRunStep(_StepBase):
 
 
 TrajectoryStep = Annotated[
-    Union[
-        ToolCallStep,
-        McpToolCallStep,
-        ProviderToolCallStep,
-        ModelGenerationStep,
-        AgentRunStep,
-        WorkflowRunStep,
-        WorkflowStepStep,
-        WorkflowConditionalStep,
-        WorkflowParallelStep,
-        WorkflowLoopStep,
-        WorkflowSleepStep,
-        WorkflowWaitEventStep,
-        ProcessorRunStep,
-    ],
+    ToolCallStep
+    | McpToolCallStep
+    | ProviderToolCallStep
+    | ModelGenerationStep
+    | AgentRunStep
+    | WorkflowRunStep
+    | WorkflowStepStep
+    | WorkflowConditionalStep
+    | WorkflowParallelStep
+    | WorkflowLoopStep
+    | WorkflowSleepStep
+    | WorkflowWaitEventStep
+    | ProcessorRunStep,
     Field(discriminator="step_type"),
 ]
 """Any trajectory step; the concrete class is chosen by ``step_type``."""

@@ -13,7 +13,9 @@ import contextvars
 import ipaddress
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
@@ -24,8 +26,8 @@ from ._errors import ConfigError
 
 ENV_PREFIX = "TRACESCORE_"
 _REPO_CONFIG = Path(__file__).resolve().parents[2] / "config" / "tracescore.toml"
-_file_values: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
-    "tracescore_config_file_values", default={}
+_file_values: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "tracescore_config_file_values", default=MappingProxyType({})
 )
 
 

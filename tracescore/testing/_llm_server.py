@@ -43,7 +43,9 @@ class Reply:
     model: str | None = None
 
 
-def error(status: int, message: str = "scripted error", *, retry_after: float | None = None) -> Reply:
+def error(
+    status: int, message: str = "scripted error", *, retry_after: float | None = None
+) -> Reply:
     """A scripted HTTP error, optionally with ``Retry-After`` (seconds)."""
     headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
     return Reply(status=status, headers=headers, error_body={"error": {"message": message,
@@ -72,7 +74,8 @@ class ScriptedLLMServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                    models = [{"id": "scripted", "object": "model"}]
+                    self._send(200, {"object": "list", "data": models})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -101,7 +104,9 @@ class ScriptedLLMServer:
                     return
                 self._send(200, server._completion(body, reply), reply.headers)
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None
+            ) -> None:
                 self._send_bytes(status, json.dumps(payload).encode(), headers)
 
             def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None) -> None:
