@@ -187,3 +187,31 @@ def test_a_lone_sequential_writer_does_not_linger(tmp_path: Path) -> None:
                 decode_traces_protobuf(traces_request(2).SerializeToString())
             ).result(timeout=30)
         assert _count(store) == 6
+
+
+def test_decoded_json_columns_are_json_and_queryable(store: Store) -> None:
+    body = traces_request(3).SerializeToString()
+    store.write_spans_sync(decode_traces_protobuf(body))
+    rows = store.read(
+        "SELECT typeof(attributes) AS t, typeof(resource_attributes) AS r, "
+        "attributes->>'$' IS NOT NULL AS parsed, json_valid(attributes) AS valid FROM spans"
+    )
+    assert len(rows) == 3
+    assert all(r["t"] == "JSON" and r["r"] == "JSON" and r["parsed"] and r["valid"] for r in rows)
+    indexes = store.read("SELECT (attributes->>'index')::INT AS i FROM spans ORDER BY i")
+    assert [row["i"] for row in indexes] == [0, 1, 2]
+
+
+def test_row_dicts_with_invalid_json_text_are_refused_even_beside_decoded_spans(
+    store: Store,
+) -> None:
+    release, _ = _block_writer(store)
+    good = decode_traces_protobuf(traces_request(2).SerializeToString())
+    bad = span_dicts_from_otlp(traces_request(1).SerializeToString())
+    bad[0]["attributes"] = "{not json"
+    good_future, bad_future = store.submit_spans(good), store.submit_spans(bad)
+    release.set()
+    good_future.result(10)
+    with pytest.raises(Exception, match="(?i)json"):
+        bad_future.result(10)
+    assert _count(store) == 2
