@@ -50,7 +50,7 @@ class RegisteredScorer:
     """One scorer of the running set."""
 
     id: str
-    scorer: Scorer | None
+    scorer: Scorer[Any, Any] | None
     """None when the entry is disabled and could not be built (see ``disabled_reason``)."""
     version: str
     use: str
@@ -89,7 +89,7 @@ class Registry:
 
     def register(
         self,
-        scorer: Scorer,
+        scorer: Scorer[Any, Any],
         *,
         id: str | None = None,  # noqa: A002 - the config key's name
         target: str = "trace",
@@ -145,7 +145,7 @@ class Registry:
                 )
         version = scorer_version(use=entry.use, args=args, target=entry.target,
                                  filter=entry.filter, sample_rate=entry.sample_rate)
-        scorer: Scorer | None = None
+        scorer: Scorer[Any, Any] | None = None
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
         elif entry.id is None:
@@ -187,7 +187,7 @@ class Registry:
         return item
 
 
-def _scorer_class() -> type:
+def _scorer_class() -> type[Scorer[Any, Any]]:
     from tracescore.scoring import Scorer
 
     return Scorer
@@ -198,7 +198,7 @@ def _require_scorer(obj: object, *, what: str) -> None:
         raise ConfigError(f"{what}: expected a tracescore Scorer, got {type(obj).__name__}")
 
 
-def uses_judge(scorer: Scorer) -> bool:
+def uses_judge(scorer: Scorer[Any, Any]) -> bool:
     """True when the scorer has a judge or a prompt step (it spends judge tokens)."""
     if getattr(scorer, "judge", None) is not None:
         return True
@@ -208,7 +208,7 @@ def uses_judge(scorer: Scorer) -> bool:
 
 def build_scorer(
     use: str, args: Mapping[str, Any], *, base_dir: Path | None = None, where: str = "use"
-) -> Scorer:
+) -> Scorer[Any, Any]:
     """Resolve ``use`` and return the Scorer it names (calling a factory with ``args``)."""
     obj = load_object(use, base_dir=base_dir, where=where)
     scorer_cls = _scorer_class()

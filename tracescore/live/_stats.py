@@ -16,7 +16,7 @@ class LiveStats:
     """(scorer id, status) → final score rows written."""
     judge_tokens_total: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(scorer id, "input" | "output") → judge tokens spent, failed attempts included."""
-    judge_cost_usd_total: Counter[str] = field(default_factory=Counter)
+    judge_cost_usd_total: dict[str, float] = field(default_factory=dict)
     """scorer id → judge cost in USD, failed attempts included."""
     decisions_total: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(scorer id, decision) → decision rows written."""
@@ -35,4 +35,5 @@ class LiveStats:
             self.judge_tokens_total[(scorer_id, "input")] += int(row.get("input_tokens") or 0)
             self.judge_tokens_total[(scorer_id, "output")] += int(row.get("output_tokens") or 0)
             if row.get("cost_amount") is not None:
-                self.judge_cost_usd_total[scorer_id] += float(row["cost_amount"])
+                cost = self.judge_cost_usd_total.get(scorer_id, 0.0) + float(row["cost_amount"])
+                self.judge_cost_usd_total[scorer_id] = cost

@@ -41,7 +41,7 @@ def to_message(value: Any, *, default_role: str = "user") -> Message:
         if "content" not in data and "text" in data and "parts" not in data:
             data["content"] = data["text"]
         return Message.model_validate(data)
-    return Message(role=default_role, content=_text_of(value))  # type: ignore[arg-type]
+    return Message(role=default_role, content=_text_of(value))
 
 
 def to_messages(value: Any, *, default_role: str = "user") -> list[Message]:

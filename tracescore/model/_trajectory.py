@@ -256,5 +256,6 @@ class TrajectoryExpectation(Model):
     max_retries_per_tool: int = 2
 
 
-for _cls in (*STEP_CLASSES.values(), ExpectedStep):
+_REBUILT: tuple[type[Model], ...] = (*STEP_CLASSES.values(), ExpectedStep)
+for _cls in _REBUILT:
     _cls.model_rebuild()

@@ -54,7 +54,7 @@ def _setup(app: FastAPI) -> tuple[Any, Any]:
     setup = getattr(app.state, "live_setup", None)
     if setup is None:
         setup = app.state.live_setup = _load(app.state.settings)
-    return setup  # type: ignore[no-any-return]
+    return setup
 
 
 def mount_live(app: FastAPI) -> None:

@@ -82,7 +82,7 @@ def mount_metrics(app: FastAPI) -> None:
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_AppCollector(app))  # type: ignore[arg-type]
+    registry.register(_AppCollector(app))
     app.state.metrics_registry = registry
 
     async def metrics(request: Request) -> Response:
