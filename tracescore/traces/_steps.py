@@ -16,6 +16,8 @@ from typing import Any, Literal, get_args
 
 from tracescore.model import StepType
 
+from ._values import duration_ms
+
 KINDS = (
     "agent_run",
     "model_generation",
@@ -272,9 +274,7 @@ class Step:
     @property
     def duration_ms(self) -> float | None:
         """Duration in milliseconds; None while the span has not ended."""
-        if self.end_time_ns is None or not self.start_time_ns:
-            return None
-        return max(0, self.end_time_ns - self.start_time_ns) / 1_000_000
+        return duration_ms(self.start_time_ns, self.end_time_ns)
 
     @property
     def ended(self) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._errors import SpanNotFound, TraceNotFound
-from ._values import as_dict, as_list, parse_json, to_ns
+from ._values import as_dict, as_list, duration_ms, parse_json, to_ns
 
 if TYPE_CHECKING:
     from ._steps import Step
@@ -169,9 +169,7 @@ class Span:
     @property
     def duration_ms(self) -> float | None:
         """Span duration in milliseconds; None while the span has not ended."""
-        if self.end_time_ns is None or not self.start_time_ns:
-            return None
-        return max(0, self.end_time_ns - self.start_time_ns) / 1_000_000
+        return duration_ms(self.start_time_ns, self.end_time_ns)
 
     @property
     def ended(self) -> bool:

@@ -128,6 +128,14 @@ def to_ns(value: Any) -> int | None:
     return None
 
 
+def duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:
+    """Milliseconds from ``start_ns`` to ``end_ns`` (never negative); None when either is
+    missing (a span that has not ended)."""
+    if end_ns is None or not start_ns:
+        return None
+    return max(0, end_ns - start_ns) / 1_000_000
+
+
 def text_of(value: Any) -> str:
     """Readable text of any value: strings as they are, structures as compact JSON."""
     if value is None:
