@@ -7,22 +7,11 @@ errors into one ``ConfigError`` sentence naming the file, the table or entry, an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._errors import ConfigError
-
-TARGETS = (
-    "trace",
-    "agent_run",
-    "workflow_run",
-    "workflow_step",
-    "tool_call",
-    "mcp_tool_call",
-    "model_generation",
-)
-"""Values of a scorer entry's ``target``: the whole trace, or every span of one step kind."""
 
 Target = Literal[
     "trace",
@@ -33,6 +22,8 @@ Target = Literal[
     "mcp_tool_call",
     "model_generation",
 ]
+TARGETS: tuple[str, ...] = get_args(Target)
+"""Values of a scorer entry's ``target``: the whole trace, or every span of one step kind."""
 
 
 class _Strict(BaseModel):
