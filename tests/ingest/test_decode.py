@@ -8,17 +8,6 @@ import os
 import orjson
 import pytest
 
-from tracescore.ingest import (
-    DecodeError,
-    UnsupportedContentType,
-    WrongSignalError,
-    decode_logs_json,
-    decode_logs_protobuf,
-    decode_traces_json,
-    decode_traces_protobuf,
-    span_dicts_from_otlp,
-)
-
 from ingest.otlp_payloads import (
     FIXTURE_DIRS,
     FIXTURES,
@@ -28,6 +17,16 @@ from ingest.otlp_payloads import (
     span_json,
     traces_json,
     traces_request,
+)
+from tracescore.ingest import (
+    DecodeError,
+    UnsupportedContentType,
+    WrongSignalError,
+    decode_logs_json,
+    decode_logs_protobuf,
+    decode_traces_json,
+    decode_traces_protobuf,
+    span_dicts_from_otlp,
 )
 
 ROW_KEYS = {

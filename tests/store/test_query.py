@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from ingest.otlp_payloads import traces_request
 
 from tracescore.ingest import decode_traces_protobuf
 from tracescore.store import InvalidSql, QueryTimeout, Store
-
-from ingest.otlp_payloads import traces_request
 
 
 @pytest.fixture(scope="module")

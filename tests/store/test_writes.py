@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ingest.otlp_payloads import FIXTURE_DIRS, fixture_protobuf, logs_request, traces_request
 
 from tracescore.ingest import decode_logs_protobuf, decode_traces_protobuf, span_dicts_from_otlp
 from tracescore.store import InvalidRow, Store, StoreClosed, WriteQueueFull
-
-from ingest.otlp_payloads import FIXTURE_DIRS, fixture_protobuf, logs_request, traces_request
 
 
 def _count(store: Store, table: str = "spans") -> int:

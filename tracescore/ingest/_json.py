@@ -154,7 +154,9 @@ def _load(body: bytes, what: str) -> dict[str, Any]:
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise DecodeError(f"the body is not valid JSON ({exc}); send an OTLP/JSON {what} request")
+        raise DecodeError(
+            f"the body is not valid JSON ({exc}); send an OTLP/JSON {what} request"
+        ) from exc
     if not isinstance(document, dict):
         raise DecodeError(f"the body must be a JSON object (an OTLP/JSON {what} request)")
     return document

@@ -230,10 +230,10 @@ def _to_utc_naive(value: Any, column: str) -> datetime | None:
         return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(UTC).replace(tzinfo=None)
+            return value.astimezone(UTC).replace(tzinfo=None)
         return value
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC).replace(tzinfo=None)
     raise InvalidRow(f"{column}: expected a datetime or ISO-8601 text, got {type(value).__name__}")
 
 

@@ -6,7 +6,8 @@ Callers submit jobs (a span batch, a log batch, or a function of the connection)
 their futures: a request is answered only after its rows are durable, and many requests share
 one commit. Under concurrent load (the previous commit held several jobs) a commit of fewer
 than ``min_batch_rows`` rows waits up to ``linger_s`` for more: each DuckDB commit has a fixed
-cost of several milliseconds, so many small commits waste the CPU that decoding needs. A function job runs alone in its own transaction. When more than
+cost of several milliseconds, so many small commits waste the CPU that decoding needs. A
+function job runs alone in its own transaction. When more than
 ``max_pending_rows`` rows wait, ``submit`` raises ``WriteQueueFull`` at once.
 """
 
