@@ -13,28 +13,11 @@ from typing import Any
 
 import orjson
 
-SPAN_COLUMNS: tuple[str, ...] = (
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "project",
-    "service_name",
-    "name",
-    "kind",
-    "start_time_ns",
-    "end_time_ns",
-    "duration_ms",
-    "status_code",
-    "status_message",
-    "attributes",
-    "resource_attributes",
-    "events",
-    "links",
-    "scope_name",
-    "scope_version",
-)
-"""Column order of a span batch; JSON columns (attributes, resource_attributes, events, links)
-hold serialized JSON text."""
+from tracescore.store import SPAN_INPUT_COLUMNS
+
+SPAN_COLUMNS: tuple[str, ...] = SPAN_INPUT_COLUMNS
+"""Column order of a span batch: the store's span input columns (one contract, kept there);
+JSON columns (attributes, resource_attributes, events, links) hold serialized JSON text."""
 
 LOG_COLUMNS: tuple[str, ...] = (
     "log_id",
