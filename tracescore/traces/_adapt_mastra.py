@@ -30,6 +30,8 @@ _ALIASES = {
     "workspace_action": "generic",
 }
 _KIND_SET = frozenset(KINDS)
+_KEYS: dict[str, tuple[str, str]] = {}
+"""The input and output attribute keys of each span type seen (built once per type)."""
 
 
 def claims(span: Span) -> bool:
@@ -54,10 +56,15 @@ def adapt(span: Span, step: Step) -> None:
         kind = "generic"
     step.kind = kind
     step.hint = "mastra"
-    raw_in = attrs.get(f"mastra.{span_type}.input")
+    keys = _KEYS.get(span_type)
+    if keys is None:
+        keys = (f"mastra.{span_type}.input", f"mastra.{span_type}.output")
+        if len(_KEYS) < 256:  # span types come from the data: keep the cache bounded
+            _KEYS[span_type] = keys
+    raw_in = attrs.get(keys[0])
     if raw_in is None:
         raw_in = attrs.get("input")
-    raw_out = attrs.get(f"mastra.{span_type}.output")
+    raw_out = attrs.get(keys[1])
     if raw_out is None:
         raw_out = attrs.get("output")
     lazy_in = lazy_out = None

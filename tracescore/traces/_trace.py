@@ -240,7 +240,7 @@ class Trace:
                 span.parent = parent
                 parent.children.append(span)
         # A parent loop leaves spans unreachable from any root: cut the loop at its earliest span.
-        reached = sum(1 for _ in self._iter_from_roots())
+        reached = _count(self.roots)
         if reached != len(self.spans):
             seen = {s.span_id for s in self._iter_from_roots()}
             for span in self.spans:
@@ -384,6 +384,16 @@ def _walk(span: Span) -> Iterator[Span]:
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+def _count(roots: list[Span]) -> int:
+    """How many spans the roots reach (what ``_walk`` would yield, without the generator)."""
+    reached = 0
+    stack = list(roots)
+    while stack:
+        reached += 1
+        stack.extend(stack.pop().children)
+    return reached
 
 
 def _start_key(span: Span) -> tuple[int, int]:

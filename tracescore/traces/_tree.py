@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._adapters import adapt_span
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Call, Msg, Step
-from ._steps import walk_steps as trace_steps
 from ._values import as_dict, pick_usage
 
 if TYPE_CHECKING:
@@ -39,25 +38,29 @@ def build_steps(trace: Trace) -> list[Step]:
     """The normalized step forest of ``trace`` (one root step per root span)."""
     roots: list[Step] = []
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(trace.roots)]
+    built: list[Step] = []
+    pop, push = stack.pop, stack.append
     while stack:
-        span, parent = stack.pop()
+        span, parent = pop()
         step = adapt_span(span)
+        built.append(step)
         if parent is None:
             roots.append(step)
         else:
             step.parent = parent
             parent.children.append(step)
-        stack.extend((child, step) for child in reversed(span.children))
+        for child in reversed(span.children):
+            push((child, step))
     for root in roots:
         _classify(root)
         _implicit_agent(root)
-    incomplete = False
     for root in roots:
         _resolve_calls(root)
-    for step in trace_steps(roots):
-        if step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None):
-            incomplete = True
-            break
+    # Every step is in ``built`` (the classify/resolve passes change kinds, not the tree).
+    incomplete = any(
+        step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None)
+        for step in built
+    )
     if incomplete:
         for root in roots:
             _complete_tools(root)
@@ -183,13 +186,17 @@ def _resolve_calls(root: Step) -> list[Step]:
     stack: list[tuple[Step, bool]] = [(root, False)]
     while stack:
         step, done = stack.pop()
+        children = step.children
         if not done:
             stack.append((step, True))
-            stack.extend((child, False) for child in reversed(step.children))
+            for child in reversed(children):
+                stack.append((child, False))
             continue
         below: list[Step] = []
-        for child in step.children:
-            below.extend(calls_of.pop(id(child), ()))
+        for child in children:
+            lent = calls_of.pop(id(child), None)
+            if lent:
+                below.extend(lent)
         if step.kind in MODEL_KINDS:
             if not below:
                 step.is_model_call = True

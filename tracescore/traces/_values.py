@@ -183,7 +183,10 @@ def pick_usage(
     out: dict[str, int] = {}
     for name, keys in spec:
         for key in keys:
-            value = to_int(attrs.get(key))
+            value = attrs.get(key)
+            if value is None:
+                continue
+            value = to_int(value)
             if value is not None:
                 out[name] = value
                 break
