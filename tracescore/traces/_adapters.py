@@ -56,6 +56,8 @@ ADAPTERS: tuple[Adapter, ...] = (
 """The convention adapters, highest precedence first (the generic adapter always runs first)."""
 
 
+_LOWEST_FIRST = tuple(reversed(ADAPTERS))
+
 _MASTRA_PLUMBING = frozenset({"model_chunk", "memory_operation", "processor_run", "llm_chunk"})
 
 
@@ -69,11 +71,13 @@ def adapt_span(span: Span) -> Step:
         _adapt_mastra.adapt(span, step)
         step.convention = "mastra"
         return step
-    claiming = [adapter for adapter in ADAPTERS if adapter.claims(span)]
-    for adapter in reversed(claiming):
-        adapter.adapt(span, step)
-    if claiming:
-        step.convention = claiming[0].name
+    top: Adapter | None = None
+    for adapter in _LOWEST_FIRST:
+        if adapter.claims(span):
+            adapter.adapt(span, step)
+            top = adapter
+    if top is not None:
+        step.convention = top.name
     else:
         _adapt_generic.adapt(span, step)
     return step

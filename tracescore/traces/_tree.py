@@ -230,9 +230,18 @@ def _lend(call: Step, wrapper: Step) -> None:
                     *call.output_messages[:-1],
                     Msg(last.role, [*last.parts, *lent]),
                 ]
-    for name in ("model", "provider", "response_model", "finish_reason", "usage", "system"):
-        if getattr(call, name) is None and getattr(wrapper, name) is not None:
-            setattr(call, name, getattr(wrapper, name))
+    if call.model is None:
+        call.model = wrapper.model
+    if call.provider is None:
+        call.provider = wrapper.provider
+    if call.response_model is None:
+        call.response_model = wrapper.response_model
+    if call.finish_reason is None:
+        call.finish_reason = wrapper.finish_reason
+    if call.usage is None:
+        call.usage = wrapper.usage
+    if call.system is None:
+        call.system = wrapper.system
     if call._input is None:
         call.input = wrapper._input
     if call._output is None:
