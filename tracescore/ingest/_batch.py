@@ -13,29 +13,13 @@ from typing import Any
 
 import orjson
 
-from tracescore.store import SPAN_INPUT_COLUMNS
+from tracescore.store import LOG_INPUT_COLUMNS, SPAN_INPUT_COLUMNS
 
 SPAN_COLUMNS: tuple[str, ...] = SPAN_INPUT_COLUMNS
 """Column order of a span batch: the store's span input columns (one contract, kept there);
 JSON columns (attributes, resource_attributes, events, links) hold serialized JSON text."""
 
-LOG_COLUMNS: tuple[str, ...] = (
-    "log_id",
-    "trace_id",
-    "span_id",
-    "time_unix_nano",
-    "observed_time_unix_nano",
-    "severity_number",
-    "severity_text",
-    "event_name",
-    "body",
-    "attributes",
-    "resource_attributes",
-    "scope_name",
-    "scope_version",
-    "project",
-    "service_name",
-)
+LOG_COLUMNS: tuple[str, ...] = LOG_INPUT_COLUMNS
 """Column order of a log batch; body, attributes and resource_attributes hold JSON text."""
 
 SPAN_JSON_COLUMNS = frozenset({"attributes", "resource_attributes", "events", "links"})
