@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "ScorerRunError": "tracescore.scoring",
     "ScorerDefinitionError": "tracescore.scoring",
     "filter_run": "tracescore.scoring",
+    "create_classifier_scorer": "tracescore.scoring",
     # scorers
     "checks": "tracescore.scorers",
     "create_faithfulness_scorer": "tracescore.scorers",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Scorer,
         ScorerDefinitionError,
         ScorerRunError,
+        create_classifier_scorer,
         create_scorer,
         filter_run,
         not_scorable,
