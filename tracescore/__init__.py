@@ -41,6 +41,9 @@ _LAZY: dict[str, str] = {
     "create_keyword_coverage_scorer": "tracescore.scorers",
     "create_textual_difference_scorer": "tracescore.scorers",
     "create_tone_scorer": "tracescore.scorers",
+    "create_multi_turn_judge_scorer": "tracescore.scorers",
+    "create_rubric_scorer": "tracescore.scorers",
+    "RubricCriterion": "tracescore.scorers",
     "extract_tool_calls": "tracescore.scorers",
     "extract_tool_results": "tracescore.scorers",
     "extract_trajectory": "tracescore.scorers",
@@ -95,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         run_evals_sync,
     )
     from .scorers import (  # noqa: F401
+        RubricCriterion,
         analyze_tool_failures,
         check_trajectory_blacklist,
         check_trajectory_efficiency,
@@ -106,6 +110,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         create_faithfulness_scorer,
         create_hallucination_scorer,
         create_keyword_coverage_scorer,
+        create_multi_turn_judge_scorer,
+        create_rubric_scorer,
         create_textual_difference_scorer,
         create_tone_scorer,
         create_tool_call_accuracy_scorer_code,

@@ -28,7 +28,9 @@ from ._extract import (
 from ._faithfulness import create_faithfulness_scorer
 from ._hallucination import create_hallucination_scorer
 from ._keyword_coverage import create_keyword_coverage_scorer
+from ._multi_turn_judge import create_multi_turn_judge_scorer
 from ._results import Record, round_score
+from ._rubric import RubricCriterion, create_rubric_scorer
 from ._textual_difference import create_textual_difference_scorer
 from ._tone import create_tone_scorer
 from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
@@ -39,6 +41,7 @@ from ._trajectory_scorers import (
 
 __all__ = [
     "Record",
+    "RubricCriterion",
     "TrajectoryCheckError",
     "analyze_tool_failures",
     "check_trajectory_blacklist",
@@ -51,6 +54,8 @@ __all__ = [
     "create_faithfulness_scorer",
     "create_hallucination_scorer",
     "create_keyword_coverage_scorer",
+    "create_multi_turn_judge_scorer",
+    "create_rubric_scorer",
     "create_textual_difference_scorer",
     "create_tone_scorer",
     "create_tool_call_accuracy_scorer_code",

@@ -267,6 +267,8 @@ class Scorer(Generic[InputT, OutputT]):
             prompt = await spec.create_prompt.call(run, results)
         if isinstance(prompt, NotScorableSignal):
             return prompt
+        if prompt is None and name != "generate_score":
+            return None  # nothing to ask: the step's result is None, no judge call
         if not isinstance(prompt, str):
             raise TypeError(f"create_prompt must return a string, got {type(prompt).__name__}")
         if state.prompts is None:
