@@ -16,8 +16,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracescore.scoring import Scorer, create_scorer
+from tracescore.scoring import Scorer
 
+from ._code_scorer import text_code_scorer
 from ._results import Record
 from ._text import joined_input_text, joined_output_text
 
@@ -117,14 +118,7 @@ def create_completeness_scorer() -> Scorer[Any, Any]:
             element_counts={"input": len(input_elements), "output": len(output_elements)},
         )
 
-    def generate_score(run: Any, results: Any) -> float:
-        pre = results.preprocess_step_result
-        return coverage(pre["input_elements"], pre["output_elements"])
-
-    return (
-        create_scorer("completeness-scorer",
-                      "How much of the input's words and verbs the output covers",
-                      name="Completeness Scorer", type="agent")
-        .preprocess(preprocess)
-        .generate_score(generate_score)
-    )
+    return text_code_scorer(
+        "completeness-scorer", "How much of the input's words and verbs the output covers",
+        name="Completeness Scorer", preprocess=preprocess,
+        score=lambda pre, _: coverage(pre["input_elements"], pre["output_elements"]))

@@ -6,8 +6,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from tracescore.scoring import Scorer, create_scorer
+from tracescore.scoring import Scorer
 
+from ._code_scorer import text_code_scorer
 from ._results import Record
 from ._text import joined_input_text, joined_output_text
 
@@ -58,14 +59,9 @@ def create_content_similarity_scorer(
         return Record(processed_input=prepare(joined_input_text(run.input)),
                       processed_output=prepare(joined_output_text(run.output)))
 
-    def generate_score(run: Any, results: Any) -> float:
-        pre = results.preprocess_step_result
-        return dice_bigram_similarity(pre["processed_input"], pre["processed_output"])
-
-    return (
-        create_scorer("content-similarity-scorer",
-                      "How similar the output text is to the input text (character bigrams)",
-                      name="Content Similarity Scorer", type="agent")
-        .preprocess(preprocess)
-        .generate_score(generate_score)
-    )
+    return text_code_scorer(
+        "content-similarity-scorer",
+        "How similar the output text is to the input text (character bigrams)",
+        name="Content Similarity Scorer", preprocess=preprocess,
+        score=lambda pre, _: dice_bigram_similarity(pre["processed_input"],
+                                                    pre["processed_output"]))

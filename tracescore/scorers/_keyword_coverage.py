@@ -6,8 +6,9 @@ import functools
 import re
 from typing import Any
 
-from tracescore.scoring import Scorer, create_scorer
+from tracescore.scoring import Scorer
 
+from ._code_scorer import text_code_scorer
 from ._results import Record
 from ._text import joined_input_text, joined_output_text
 
@@ -34,6 +35,22 @@ def extract_keywords(text: str) -> list[str]:
     return list(keywords)
 
 
+def match_keywords(pre: Any) -> Record:
+    """``total_keywords, matched_keywords, missing_keywords`` of the reference keywords."""
+    response = set(pre["response_keywords"])
+    reference = pre["reference_keywords"]
+    return Record(total_keywords=len(reference),
+                  matched_keywords=sum(1 for k in reference if k in response),
+                  missing_keywords=[k for k in reference if k not in response])
+
+
+def keyword_coverage(counts: Any) -> float:
+    """matched / total; no reference keywords scores 1."""
+    if not counts["total_keywords"]:
+        return 1.0
+    return float(counts["matched_keywords"]) / float(counts["total_keywords"])
+
+
 def create_keyword_coverage_scorer() -> Scorer[Any, Any]:
     """Score the share of the input's keywords that the output uses (0-1, not rounded).
 
@@ -49,25 +66,7 @@ def create_keyword_coverage_scorer() -> Scorer[Any, Any]:
         return Record(reference_keywords=extract_keywords(joined_input_text(run.input)),
                       response_keywords=extract_keywords(joined_output_text(run.output)))
 
-    def analyze(run: Any, results: Any) -> Record:
-        pre = results.preprocess_step_result
-        response = set(pre["response_keywords"])
-        reference = pre["reference_keywords"]
-        return Record(total_keywords=len(reference),
-                      matched_keywords=sum(1 for k in reference if k in response),
-                      missing_keywords=[k for k in reference if k not in response])
-
-    def generate_score(run: Any, results: Any) -> float:
-        counts = results.analyze_step_result
-        if not counts["total_keywords"]:
-            return 1.0
-        return float(counts["matched_keywords"]) / float(counts["total_keywords"])
-
-    return (
-        create_scorer("keyword-coverage-scorer",
-                      "How many of the input's keywords the output uses",
-                      name="Keyword Coverage Scorer", type="agent")
-        .preprocess(preprocess)
-        .analyze(analyze)
-        .generate_score(generate_score)
-    )
+    return text_code_scorer(
+        "keyword-coverage-scorer", "How many of the input's keywords the output uses",
+        name="Keyword Coverage Scorer", preprocess=preprocess, analyze=match_keywords,
+        score=lambda _, counts: keyword_coverage(counts))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracescore.scoring import Scorer, create_scorer
+from tracescore.scoring import Scorer
 
+from ._code_scorer import text_code_scorer
 from ._results import Record
 from ._text import joined_input_text, joined_output_text
 
@@ -48,13 +49,8 @@ def create_textual_difference_scorer() -> Scorer[Any, Any]:
         return Record(ratio=lcs_ratio(first, second), changes=word_changes(first, second),
                       length_diff=length_diff, confidence=1.0 - length_diff)
 
-    def generate_score(run: Any, results: Any) -> float:
-        return float(results.preprocess_step_result["ratio"])
-
-    return (
-        create_scorer("textual-difference-scorer",
-                      "How close the output text is to the input text, character by character",
-                      name="Textual Difference Scorer", type="agent")
-        .preprocess(preprocess)
-        .generate_score(generate_score)
-    )
+    return text_code_scorer(
+        "textual-difference-scorer",
+        "How close the output text is to the input text, character by character",
+        name="Textual Difference Scorer", preprocess=preprocess,
+        score=lambda pre, _: pre["ratio"])

@@ -13,8 +13,9 @@ import functools
 import re
 from typing import Any
 
-from tracescore.scoring import Scorer, create_scorer
+from tracescore.scoring import Scorer
 
+from ._code_scorer import text_code_scorer
 from ._results import Record
 from ._text import joined_output_text
 
@@ -67,13 +68,6 @@ def create_tone_scorer(*, reference_tone: str | None = None) -> Scorer[Any, Any]
     def preprocess(run: Any) -> Record:
         return tone_analysis(joined_output_text(run.output), reference_tone)
 
-    def generate_score(run: Any, results: Any) -> float:
-        return float(results.preprocess_step_result["score"])
-
-    return (
-        create_scorer("tone-scorer",
-                      "Whether the output keeps a steady tone, or the tone of a reference text",
-                      name="Tone Scorer", type="agent")
-        .preprocess(preprocess)
-        .generate_score(generate_score)
-    )
+    return text_code_scorer(
+        "tone-scorer", "Whether the output keeps a steady tone, or the tone of a reference text",
+        name="Tone Scorer", preprocess=preprocess, score=lambda pre, _: pre["score"])
