@@ -24,6 +24,7 @@ models; ``ScorerRunResult`` keeps them as plain JSON data.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,16 @@ class Judged:
         return get_assistant_message(self.run.output)
 
     @property
+    def ground_truth_text(self) -> str:
+        """The run's ground truth as text: a string as is, anything else as JSON ("" for None)."""
+        value = self.run.ground_truth
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    @property
     def agent_input(self) -> AgentInput:
         """The input as an ``AgentInput`` (loose shapes coerced)."""
         return to_agent_input(self.run.input)
@@ -164,6 +175,10 @@ class LLMScorerSpec:
     context: ContextRule | None = None
     option_names: tuple[str, ...] = ()
     """The factory's options (snake_case) besides ``scale`` and the context ones."""
+    score_context: bool = False
+    """Resolve the context for the score function too (``judged.context``)."""
+    factory: str = ""
+    """The Python factory's name, for error messages (default ``create_<id stem>_scorer``)."""
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -188,8 +203,28 @@ def _allowed(spec: LLMScorerSpec) -> tuple[str, ...]:
 
 def factory_name(spec: LLMScorerSpec) -> str:
     """The Python factory of a spec, for error messages: ``create_<name>_scorer``."""
+    if spec.factory:
+        return spec.factory
     stem = spec.id.removesuffix("-scorer").replace("-", "_")
     return f"create_{stem}_scorer"
+
+
+def merge_numbers(where: str, defaults: Mapping[str, float],
+                  given: Mapping[str, Any] | None) -> dict[str, float]:
+    """``defaults`` with the numbers of ``given`` (either spelling of the keys) merged in.
+
+    Unknown keys raise ``TypeError`` and values that are not numbers of at least 0
+    ``ValueError``, each naming ``where.<key>``.
+    """
+    merged = {key: float(value) for key, value in defaults.items()}
+    for key, number in (given or {}).items():
+        name = snake(key)
+        if name not in merged:
+            raise TypeError(f"{where}: unknown key {key!r}; use {', '.join(merged)}")
+        if isinstance(number, bool) or not isinstance(number, int | float) or number < 0:
+            raise ValueError(f"{where}.{key} must be a number of at least 0, got {number!r}")
+        merged[name] = float(number)
+    return merged
 
 
 def merge_options(spec: LLMScorerSpec, given: Mapping[str, Any],
@@ -302,7 +337,8 @@ class _Build:
         return create_prompt
 
     async def generate_score(self, run: ScorerRun, results: StepResults) -> float:
-        raw = self.spec.score(await self.judged(run, results, "generate_score", False))
+        raw = self.spec.score(await self.judged(run, results, "generate_score",
+                                                self.spec.score_context))
         if isinstance(raw, Unscaled):
             return round_score(float(raw))
         return round_score(float(raw) * self.scale)
@@ -341,9 +377,14 @@ def build_llm_scorer(spec: LLMScorerSpec, model: ModelLike,
     return scorer
 
 
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
 def count_words(items: Sequence[Any], attr: str, words: Mapping[str, float]) -> float:
-    """Sum of ``words[verdict_word(item.<attr>)]`` over the items (unknown words count 0)."""
-    return sum(words.get(verdict_word(getattr(item, attr, None)), 0.0) for item in items)
+    """Sum of ``words[verdict_word(item.<attr>)]`` over the items (models or dicts; unknown
+    words count 0)."""
+    return sum(words.get(verdict_word(_field(item, attr)), 0.0) for item in items)
 
 
 def share(items: Sequence[Any], attr: str, words: Mapping[str, float] | None = None) -> float:

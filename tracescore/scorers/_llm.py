@@ -132,6 +132,13 @@ def numbered(items: Sequence[str], empty: str) -> str:
     return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
 
 
+def indexed(items: Sequence[str], empty: str) -> str:
+    """``[0] a`` lines (0-based, as ``context_index`` counts), or ``empty`` when there are none."""
+    if not items:
+        return empty
+    return "\n".join(f"[{i}] {item}" for i, item in enumerate(items))
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
