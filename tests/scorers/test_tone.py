@@ -63,3 +63,8 @@ def test_empty_output() -> None:
     assert create_tone_scorer().run_sync(input="q", output="").score == 1.0
     assert create_tone_scorer(reference_tone="Great!").run_sync(
         input="q", output=[]).score == pytest.approx(1 - sentiment("Great!"))
+
+
+def test_reference_tone_must_be_text() -> None:
+    with pytest.raises(TypeError, match="reference_tone is a text"):
+        create_tone_scorer(reference_tone=0.5)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tracescore.model import Trajectory
 from tracescore.scoring import (
     Judge,
     PromptStep,
@@ -209,3 +210,14 @@ def test_prompt_step_logprobs_must_be_0_to_20() -> None:
     with pytest.raises(ScorerDefinitionError, match="0 to 20"):
         create_scorer("p", "d").analyze(PromptStep("a", lambda r: "x", output_schema={},
                                                    logprobs=21))
+
+
+def test_default_state_reads_a_trajectory_s_raw_output(llm_server: Any) -> None:
+    llm_server.script({"answer": True})
+    scorer = create_classifier_scorer("done", judge=judge(llm_server), question="Done?",
+                                      boolean=True, type="trajectory")
+    trajectory = {"steps": [{"step_type": "tool_call", "name": "search"}],
+                  "raw_output": [{"role": "assistant", "content": "Found three flights."}]}
+    result = scorer.run_sync(input="Find flights", output=Trajectory.model_validate(trajectory))
+    prompt = result.analyze_prompt or ""
+    assert '"output": "Found three flights."' in prompt and '"input": "Find flights"' in prompt

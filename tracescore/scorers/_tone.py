@@ -65,6 +65,10 @@ def create_tone_scorer(*, reference_tone: str | None = None) -> Scorer[Any, Any]
     difference`` (with a reference) or ``avg_sentiment, sentiment_variance`` (without).
     """
 
+    if reference_tone is not None and not isinstance(reference_tone, str):
+        raise TypeError(f"reference_tone is a text whose tone the output should match, got "
+                        f"{type(reference_tone).__name__}")
+
     def preprocess(run: Any) -> Record:
         return tone_analysis(joined_output_text(run.output), reference_tone)
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from tracescore.model import ScorerRun, get_assistant_message, get_user_message
+from tracescore.model import ScorerRun, Trajectory, get_assistant_message, get_user_message
 
 from ._errors import ScorerDefinitionError
 from ._judge import Judge, as_judge
@@ -92,7 +92,8 @@ def _listing(named: Mapping[str, str], *, numbered: bool) -> str:
 
 
 def _default_state(run: ScorerRun) -> dict[str, str]:
-    return {"input": get_user_message(run.input), "output": get_assistant_message(run.output)}
+    output = run.output.raw_output if isinstance(run.output, Trajectory) else run.output
+    return {"input": get_user_message(run.input), "output": get_assistant_message(output)}
 
 
 def _rendered(state: Any) -> str:
