@@ -106,12 +106,12 @@ def test_probability_of_true(answer: bool, alternatives: dict[str, float],
                              expected: float) -> None:
     chosen = "true" if answer else "false"
     entries = token_logprobs(['{"answer":', chosen, "}"], {1: alternatives})
-    assert probability_of_true(answer, entries) == pytest.approx(expected)
+    assert probability_of_true(entries) == pytest.approx(expected)
 
 
 def test_probability_of_true_without_an_answer_token() -> None:
-    assert probability_of_true(True, token_logprobs(["yes"])) is None
-    assert probability_of_true(True, None) is None
+    assert probability_of_true(token_logprobs(["yes"])) is None
+    assert probability_of_true(None) is None
 
 
 def test_state_selector_decides_what_the_judge_reads(llm_server: Any) -> None:

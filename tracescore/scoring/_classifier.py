@@ -106,8 +106,7 @@ def _is_word(token: Any, word: str) -> bool:
     return isinstance(token, str) and token.strip().strip('"').lower() == word
 
 
-def probability_of_true(answer: bool, logprobs: Sequence[Mapping[str, Any]] | None
-                        ) -> float | None:
+def probability_of_true(logprobs: Sequence[Mapping[str, Any]] | None) -> float | None:
     """P(true) from the reply's token log-probabilities, or None when they do not tell.
 
     The answer token is the first token reading ``true`` or ``false``; the probabilities of
@@ -238,7 +237,7 @@ def create_classifier_scorer(
         if kind == "level":
             return {"question": question, "kind": kind, "level": value, "label": labels[value],
                     "levels": len(labels)}
-        probability = probability_of_true(bool(value), logprobs)
+        probability = probability_of_true(logprobs)
         return {"question": question, "kind": kind, "answer": bool(value),
                 "probability": probability if probability is not None else float(bool(value)),
                 "probability_source": "answer" if probability is None else "logprobs"}
