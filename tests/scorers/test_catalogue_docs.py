@@ -5,6 +5,9 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tracescore.scorers import CATALOGUE
 
@@ -42,3 +45,18 @@ def test_each_row_names_the_factory_and_all_its_options() -> None:
             problems.append(f"{scorer_id}: documented options it does not take "
                             f"{sorted(documented - params)}")
     assert problems == []
+
+
+def test_catalogue_example_against_the_scripted_judge(llm_server: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_BASE", llm_server.url)
+    llm_server.script({"verdicts": [{"context_index": 0, "verdict": "yes", "reason": "r"},
+                                    {"context_index": 1, "verdict": "no", "reason": "r"}]},
+                      "The score is 1 because the useful piece comes first.")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+               if 'CATALOGUE["context-precision-scorer"]' in b]
+    namespace: dict[str, Any] = {}
+    exec(block, namespace)  # noqa: S102 - our own documentation
+    assert namespace["result"].score == 1.0
+    assert "Norway has more than a thousand fjords." in llm_server.requests[0]["messages"][-1][
+        "content"]
