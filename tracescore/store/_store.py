@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -178,7 +179,8 @@ class Store:
             old.close()
         except Exception as exc:  # an invalidated database may refuse; it is dropped anyway
             log.debug("closing the invalidated connection: %s", exc)
-        if self._memory_limit and self._writer and "memory" in (self._writer.unavailable or ""):
+        reason = (self._writer.unavailable if self._writer else None) or ""
+        if self._memory_limit and _MEMORY_ERROR.search(reason):
             # The WAL replays into memory and the next checkpoint needs as much again: with the
             # same limit the database would be invalidated again at once.
             self._memory_limit = doubled_memory(self._memory_limit)
@@ -438,14 +440,14 @@ class Store:
         return target
 
 
+_MEMORY_ERROR = re.compile(r"memory|pin block|allocate", re.IGNORECASE)
+"""How DuckDB words a failure for want of memory (checkpoint: "failed to pin block ...")."""
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 
 
 def doubled_memory(limit: str) -> str:
     """Twice a DuckDB memory limit such as ``"256MB"`` (as ``"512MB"``-style text in MB)."""
-    import re
-
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*", limit, re.IGNORECASE)
     if match is None:
         return limit

@@ -270,6 +270,16 @@ class Writer:
                   "reopening %s", reason, "the file" if self._reopen else "nothing")
         return True
 
+    def _retryable(self, exc: Exception) -> Exception:
+        """DuckDB out of memory for one write is load, not a bad request: 503, retry later."""
+        if not is_out_of_memory(exc):
+            return exc
+        return StoreUnavailable(
+            f"DuckDB ran out of memory storing this write ({str(exc).splitlines()[0][:200]}); "
+            f"retry in {self._retry_after_s:g} s, or raise duckdb_memory_limit",
+            retry_after_s=self._retry_after_s,
+        )
+
     def _recover(self) -> None:
         """Fail what is queued (retryable), reopen the database, and resume when it works."""
         with self._cond:
@@ -321,7 +331,7 @@ class Writer:
             if len(jobs) == 1:
                 self.stats.failed_jobs += 1
                 log.warning("a write batch failed: %s", exc)
-                jobs[0].future.set_exception(exc)
+                jobs[0].future.set_exception(self._retryable(exc))
                 return
             # One bad batch must not fail the others that shared its commit.
             for job in jobs:
@@ -389,6 +399,13 @@ def _slices(table: Any, budget: int) -> list[Any]:
         return [table]
     step = max(1, table.num_rows * budget // nbytes)
     return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for DuckDB's out-of-memory error (the statement failed; the database is fine)."""
+    import duckdb
+
+    return isinstance(exc, duckdb.OutOfMemoryException)
 
 
 def is_fatal(exc: BaseException) -> bool:
