@@ -432,8 +432,9 @@ class Store:
         try:
             escaped = str(target).replace("'", "''")
             cursor.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT parquet)", params)
-        except BaseException:
+        except BaseException as exc:
             target.unlink(missing_ok=True)
+            self._check_fatal(exc)
             raise
         finally:
             cursor.close()
