@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -129,6 +130,28 @@ def test_json_time_past_int64_rejects_only_that_span(server: ServerProcess) -> N
     rejected, message = _partial(_post(server, body, JSON))
     assert rejected == 1 and "'bad'" in message
     assert _stored(server, [good["spanId"], bad["spanId"]]) == {good["spanId"]}
+
+
+def test_log_record_time_past_int64_rejects_only_that_record(server: ServerProcess) -> None:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
+
+    request = ExportLogsServiceRequest()
+    records = request.resource_logs.add().scope_logs.add().log_records
+    marker = os.urandom(8).hex()
+    for index, time_ns in enumerate((1_700_000_000_000_000_000, 2**64 - 1)):
+        record = records.add()
+        record.time_unix_nano = time_ns
+        record.body.string_value = f"{marker}-{index}"
+    response = httpx.post(f"{server.url}/v1/logs", content=request.SerializeToString(),
+                          headers=PROTOBUF, timeout=30)
+    assert response.status_code == 200, response.text
+    answer = ExportLogsServiceResponse.FromString(response.content)
+    assert answer.partial_success.rejected_log_records == 1
+    rows = sql(server, "SELECT body->>'$' FROM logs WHERE body->>'$' LIKE ?", [f"{marker}%"])
+    assert rows == [[f"{marker}-0"]]
 
 
 # -- 5: invalid UTF-8 in JSON ----------------------------------------------------------------
