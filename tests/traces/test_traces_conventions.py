@@ -192,7 +192,7 @@ def test_inference_details_event_carries_the_messages() -> None:
     assert [m.content for m in run.input.input_messages] == [QUESTION]
     assert [m.content for m in run.input.system_messages] == [SYSTEM]
     assert run.output[0].content == ANSWER
-    assert scorer_input(trace)["kind"] == "span"
+    assert scorer_input(trace)["kind"] == "agent"  # a plain LLM-call trace (class 9)
 
 
 def test_older_flattened_genai_attributes() -> None:

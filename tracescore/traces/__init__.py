@@ -16,9 +16,10 @@ from ._runs import (
     trace_to_trajectory_run,
     trace_to_workflow_run,
 )
+from ._span import Span
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
-from ._trace import Span, Trace, load_trace
+from ._trace import Trace, load_trace
 from ._trajectory import extract_trajectory_from_trace
 
 __all__ = [

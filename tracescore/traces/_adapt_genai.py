@@ -19,8 +19,8 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
+from ._span import Span
 from ._steps import Lazy, Msg, Step
-from ._trace import Span
 from ._values import as_dict, as_list, first_present, parse_json, pick_usage, text_of, to_ns
 
 _OPERATIONS = {

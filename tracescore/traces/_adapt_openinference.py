@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._messages import flattened_messages, parse_message, parse_messages
+from ._span import Span
 from ._steps import Lazy, Msg, Step
-from ._trace import Span
 from ._values import as_dict, first_present, parse_json, parse_json_any, pick_usage
 
 _KINDS = {

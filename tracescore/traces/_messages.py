@@ -87,11 +87,58 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     return [Msg(default_role, [text_of(value)])]
 
 
+_INPUT_KEYS = (
+    "messages",
+    "input",
+    "task",
+    "query",
+    "question",
+    "prompt",
+    "user_msg",
+    "user_input",
+    "message",
+    "inputs",
+)
+
+
+def input_messages_of(value: Any) -> list[Msg] | None:
+    """The user's messages from an agent span's input value, whatever shape carries them.
+
+    Reads a message list, plain text, and the envelopes frameworks write: ``{"messages": "..."}``
+    (CrewAI, a string), ``{"task": "...", "reset": ...}`` (smolagents), ``{"inputs":
+    {"messages": [["user", "..."]]}}`` (LangChain's serialisation, role/text pairs),
+    ``{"input": ...}``, ``{"query": ...}``. None when no text is there (LlamaIndex's
+    ``{"start_event": "AgentWorkflowStartEvent()"}``).
+    """
+    value = parse_json(value)
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                found = input_messages_of(value[key])
+                if found:
+                    return found
+        return None
+    if isinstance(value, str):
+        return [Msg("user", [value])] if value.strip() else None
+    if isinstance(value, list):
+        msgs = [m for m in parse_messages(value) or [] if m.parts]
+        return msgs or None
+    return None
+
+
 def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     """One message from any supported shape (None for an empty or unreadable item)."""
     obj = parse_json(obj)
     if isinstance(obj, str):
         return Msg(default_role, [obj]) if obj else None
+    if (
+        isinstance(obj, (list, tuple))
+        and len(obj) == 2
+        and isinstance(obj[0], str)
+        and obj[0].lower() in _ROLES
+    ):
+        # LangChain's (role, text) pair
+        return parse_message({"role": obj[0], "content": obj[1]}, default_role=default_role)
     if not isinstance(obj, dict):
         return None if obj is None else Msg(default_role, [text_of(obj)])
     if "message" in obj and isinstance(obj["message"], dict) and "role" not in obj:
@@ -498,6 +545,7 @@ def tool_invocation(
 
 __all__ = [
     "flattened_messages",
+    "input_messages_of",
     "merge_conversation",
     "norm_role",
     "parse_message",

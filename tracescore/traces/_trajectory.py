@@ -188,6 +188,15 @@ def trajectory_of(
 
     ``raw_output`` is the agent output when the caller has it already (saves building it twice).
     """
+    if len(roots) == 1 and roots[0].stands_as_agent:
+        root = roots[0]
+        if raw_output is None:
+            from ._agent import agent_output
+
+            raw_output = agent_output(root)
+        return Trajectory(
+            steps=convert(root), total_duration_ms=root.duration_ms, raw_output=raw_output
+        )
     if len(roots) == 1 and roots[0].kind in _CONTAINERS:
         root = roots[0]
         steps = [s for child in root.children for s in convert(child)]
@@ -220,7 +229,7 @@ def extract_trajectory_from_trace(trace: Trace, root_span_id: str | None = None)
     if root_span_id is not None:
         return trajectory_of([step_of(trace, root_span_id)])
     target = default_target(trace)
-    if target is not None and target.kind in _CONTAINERS:
+    if target is not None and (target.kind in _CONTAINERS or target.stands_as_agent):
         return trajectory_of([target])
     return trajectory_of(trace.steps, span_range_ns=(trace.start_time_ns, trace.end_time_ns))
 

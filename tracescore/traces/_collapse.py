@@ -1,0 +1,211 @@
+"""Which steps are runs: chains and wrappers classified, wrappers collapsed onto the agent.
+
+Rules, applied top-down once every span has its adapted step:
+
+- **Chains.** An OpenInference CHAIN (or an OpenLLMetry task) is a workflow step when its parent
+  is a workflow run; plumbing anywhere inside a run; when outermost, an implicit agent run if it
+  holds model calls but no agent (a LangGraph or LangChain agent traced without an AGENT span, a
+  framework's agent entry point such as LlamaIndex's ``FunctionAgent.run``), a wrapper if it
+  only wraps one agent run, and a workflow run otherwise (it holds agents, or no model calls).
+- **AI SDK top calls** (``ai.generateText``/``ai.streamText``) are agent runs at the top of a
+  trace or when they loop over tools (several model calls or tool calls beneath); otherwise
+  model-call wrappers.
+- **An unrecognised span directly under a workflow run** is one of its steps.
+- **Wrapper runs collapse onto the agent.** A workflow run or agent run whose only run beneath
+  is one agent run, with no workflow step, model call or tool call of its own outside it, is a
+  wrapper (Google ADK's ``invoke_workflow X`` → ``invoke_agent X``; OpenLLMetry's empty
+  ``invoke_agent X`` over ``X.workflow``): it becomes plumbing, so the agent below is the target;
+  the agent inherits the wrapper's input and conversation id when it has none.
+- **A plain root over model or tool calls**, with no agent or workflow run anywhere, is an
+  implicit agent run (an app that instruments only its LLM client under its own span).
+- **A plain LLM-call trace** (only model calls, maybe tools, no run and no plain root over
+  them): the outermost model step stands as the agent run (``stands_as_agent``).
+"""
+
+from __future__ import annotations
+
+from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
+
+
+def classify(root: Step) -> None:
+    """Decide chains, AI SDK top calls and unrecognised workflow children, top-down."""
+    stack = [root]
+    while stack:
+        step = stack.pop()
+        parent = step.parent
+        if step.hint == "chain":
+            _classify_chain(step)
+        elif step.hint == "aisdk_top":
+            _classify_aisdk_top(step)
+        elif (
+            step.kind == "generic"
+            and parent is not None
+            and parent.kind == "workflow_run"
+            and (step.hint != "mastra")
+        ):
+            step.kind = "workflow_step"
+            step.step_id = step.step_id or step.name
+            note(step, "unrecognised span directly under a workflow run: one of its steps")
+        stack.extend(reversed(step.children))
+
+
+def _has_run_ancestor(step: Step) -> bool:
+    parent = step.parent
+    while parent is not None:
+        if parent.kind in RUN_KINDS or parent.kind == "workflow_step":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _classify_chain(step: Step) -> None:
+    parent = step.parent
+    if parent is not None and parent.kind == "workflow_run":
+        step.kind = "workflow_step"
+        step.step_id = step.step_id or step.name
+        note(step, "chain directly under a workflow run: a workflow step")
+        return
+    if _has_run_ancestor(step):
+        step.kind = "generic"
+        note(step, "chain inside a run: plumbing (dropped, children promoted)")
+        return
+    has_agent = False
+    has_model = False
+    for below in step.descendants():
+        if below.kind == "agent_run":
+            has_agent = True
+            break
+        if below.kind in MODEL_KINDS or below.kind in TOOL_KINDS:
+            has_model = True
+    if not has_agent and has_model:
+        step.kind = "agent_run"
+        step.agent_id = step.agent_id or step.name
+        step.hint = "implicit_agent"
+        note(step, "outermost chain over model calls and no agent: an implicit agent run")
+        return
+    if len(step.children) == 1 and step.children[0].kind == "agent_run":
+        step.kind = "generic"
+        note(step, "outermost chain that only wraps one agent run: a wrapper")
+        return
+    if step.children:
+        step.kind = "workflow_run"
+        step.workflow_id = step.workflow_id or step.name
+        note(step, "outermost chain over agents or plain steps: a workflow run")
+    else:
+        step.kind = "generic"
+        note(step, "chain with nothing beneath: plumbing")
+
+
+def _classify_aisdk_top(step: Step) -> None:
+    if step.parent is None:
+        return
+    calls = 0
+    for below in step.descendants(stop_at=RUN_KINDS):
+        if below.kind in TOOL_KINDS:
+            return
+        if below.hint == "llm_call":
+            calls += 1
+    if calls > 1:
+        return
+    step.kind = "model_generation"
+    step.hint = "aisdk_wrapper"
+    note(step, "nested AI SDK call with one model call and no tools: a model-call wrapper")
+    if step.model:
+        step.name = step.model
+
+
+def collapse_wrappers(root: Step) -> None:
+    """Demote wrapper runs (one agent run beneath, nothing of their own) to plumbing."""
+    stack = [root]
+    while stack:
+        step = stack.pop()
+        if step.kind in RUN_KINDS:
+            inner = _only_agent_below(step)
+            if inner is not None:
+                was = step.kind
+                step.kind = "generic"
+                step.hint = "wrapper"
+                note(
+                    step,
+                    f"{was} whose only run beneath is agent run {inner.name!r} "
+                    f"({inner.span_id}), with no step of its own: a wrapper; the agent is "
+                    "the run",
+                )
+                if not inner.has_input_messages and step.has_input_messages:
+                    inner.input_messages = step._input_messages
+                if inner._input is None:
+                    inner.input = step._input
+                if inner.conversation_id is None:
+                    inner.conversation_id = step.conversation_id
+                if inner.user_id is None:
+                    inner.user_id = step.user_id
+        stack.extend(reversed(step.children))
+
+
+def _only_agent_below(run: Step) -> Step | None:
+    """The one agent run beneath ``run`` when nothing else of substance is (else None)."""
+    agent: Step | None = None
+    stack = list(reversed(run.children))
+    while stack:
+        step = stack.pop()
+        kind = step.kind
+        if kind == "agent_run":
+            if agent is not None:
+                return None
+            agent = step
+            continue
+        if (
+            kind == "workflow_run"
+            or kind == "workflow_step"
+            or kind in TOOL_KINDS
+            or kind in MODEL_KINDS
+        ):
+            return None
+        stack.extend(reversed(step.children))
+    if agent is None:
+        return None
+    if run.kind == "agent_run" and not _same_agent(run, agent) and run.has_input_messages:
+        return None
+    return agent
+
+
+def _same_agent(outer: Step, inner: Step) -> bool:
+    names = {outer.name, outer.agent_id} - {None, ""}
+    return bool(names & {inner.name, inner.agent_id}) or any(
+        n and inner.name.startswith(n + ".") for n in names
+    )
+
+
+def implicit_agent(root: Step) -> None:
+    """A plain root span over model or tool calls and no run is the trace's agent run; with no
+    plain root, the outermost model step stands as the agent (a plain LLM-call trace)."""
+    if root.hint is not None and root.kind == "generic":
+        return
+    has_work = False
+    outermost_model: Step | None = root if root.kind in MODEL_KINDS else None
+    for below in root.descendants():
+        if below.kind in RUN_KINDS:
+            return
+        if below.kind in MODEL_KINDS or below.kind in TOOL_KINDS:
+            has_work = True
+            if outermost_model is None and below.kind in MODEL_KINDS:
+                outermost_model = below
+    if root.kind == "generic" and has_work:
+        root.kind = "agent_run"
+        root.hint = "implicit_agent"
+        root.agent_id = root.name
+        note(
+            root,
+            "plain root over model or tool calls, no agent or workflow run anywhere: "
+            "an implicit agent run",
+        )
+    elif root.kind in MODEL_KINDS and outermost_model is not None:
+        outermost_model.stands_as_agent = True
+        note(
+            outermost_model,
+            "plain LLM-call trace (no agent or workflow run): the outermost "
+            "model call stands as the agent run",
+        )
+
+
+__all__ = ["classify", "collapse_wrappers", "implicit_agent"]
