@@ -96,7 +96,7 @@ def adapt(span: Span, step: Step) -> None:
             step.tool_call_id = str(call_id)
         args = attrs.get("tool_call.function.arguments")
         step.tool_args = parse_json(args) if args is not None else _call_kwargs(step.input)
-        step.tool_result = step.output
+        step.tool_result = _tool_output(step.output, step)
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
         step.name = str(name) if name else span.name
@@ -186,6 +186,16 @@ def _call_kwargs(value: Any) -> Any:
     ):
         if not value.get("args") and isinstance(value["kwargs"], dict):
             return value["kwargs"]
+    return value
+
+
+def _tool_output(value: Any, step: Step) -> Any:
+    """A tool's result: LlamaIndex writes its ``ToolOutput`` (``{"blocks": [...], "tool_name",
+    "raw_input", "raw_output", "is_error"}``); the result is its ``raw_output``."""
+    if isinstance(value, dict) and "raw_output" in value and "tool_name" in value:
+        if value.get("is_error") is True:
+            step.status = "error"
+        return value["raw_output"]
     return value
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from tracescore.model import Message, TextPart, ToolInvocation, ToolInvocationPart
 
 from ._conversation import agent_input, in_nested, scope
+from ._plumbing import FINAL_ANSWER_TOOLS, answer_of
 from ._steps import RUN_KINDS, TOOL_KINDS, Result, Step
 
 
@@ -46,6 +47,8 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
             calls.append((seq, step))
             for msg in step.output_messages or []:
                 for call in msg.calls:
+                    if call.name in FINAL_ANSWER_TOOLS:
+                        continue
                     if call.id and call.id in by_id:
                         entry = by_id[call.id]
                         if entry.args is None:
@@ -160,6 +163,9 @@ def final_text(agent: Step, calls: list[Step] | None = None) -> str:
         for msg in reversed(step.output_messages or []):
             if msg.role == "assistant" and msg.text:
                 return msg.text
+            for call in msg.calls:
+                if call.name in FINAL_ANSWER_TOOLS:
+                    return answer_of(call)
     return ""
 
 

@@ -3,10 +3,13 @@
 Rules, applied top-down once every span has its adapted step:
 
 - **Chains.** An OpenInference CHAIN (or an OpenLLMetry task) is a workflow step when its parent
-  is a workflow run; plumbing anywhere inside a run; when outermost, an implicit agent run if it
-  holds model calls but no agent (a LangGraph or LangChain agent traced without an AGENT span, a
-  framework's agent entry point such as LlamaIndex's ``FunctionAgent.run``), a wrapper if it
-  only wraps one agent run, and a workflow run otherwise (it holds agents, or no model calls).
+  is a workflow run; plumbing anywhere inside an agent run. Otherwise (outermost, or inside a
+  workflow step): a workflow's entry ``X.run`` over ``X.<step>`` spans (LlamaIndex Workflows)
+  is a workflow run; a chain that holds model calls but no agent is an (implicit) agent run,
+  targetable by its span id (a LangGraph or LangChain agent traced without an AGENT span, a
+  framework's agent entry point such as LlamaIndex's ``FunctionAgent.run``); inside a workflow,
+  any other chain is plumbing; outermost, a chain that only wraps one agent run is a wrapper,
+  and any other is a workflow run (it holds agents, or no model calls).
 - **AI SDK top calls** (``ai.generateText``/``ai.streamText``) are agent runs at the top of a
   trace or when they loop over tools (several model calls or tool calls beneath); otherwise
   model-call wrappers.
@@ -49,48 +52,78 @@ def classify(root: Step) -> None:
         stack.extend(reversed(step.children))
 
 
-def _has_run_ancestor(step: Step) -> bool:
+def _run_ancestor(step: Step) -> Step | None:
+    """The nearest agent run, workflow run or workflow step above ``step`` (an agent run when
+    there is one at any height)."""
     parent = step.parent
+    found: Step | None = None
     while parent is not None:
-        if parent.kind in RUN_KINDS or parent.kind == "workflow_step":
-            return True
+        if parent.kind == "agent_run":
+            return parent
+        if found is None and (parent.kind in RUN_KINDS or parent.kind == "workflow_step"):
+            found = parent
         parent = parent.parent
-    return False
+    return found
+
+
+def _holds_calls(step: Step) -> tuple[bool, bool]:
+    """(holds an agent run, holds model or tool calls) beneath ``step``."""
+    has_model = False
+    for below in step.descendants():
+        if below.kind == "agent_run":
+            return True, has_model
+        if below.kind in MODEL_KINDS or below.kind in TOOL_KINDS:
+            has_model = True
+    return False, has_model
+
+
+def _workflow_entry(step: Step) -> bool:
+    """A workflow's entry span named ``X.run`` whose children include ``X.<step>`` spans
+    (LlamaIndex Workflows: ``TravelWeatherWorkflow.run`` over ``….parse_request``)."""
+    name = step.span_name
+    if not name.endswith(".run"):
+        return False
+    prefix = name[: -len("run")]
+    return any(c.span_name.startswith(prefix) and c.span_name != name for c in step.children)
 
 
 def _classify_chain(step: Step) -> None:
     parent = step.parent
     if parent is not None and parent.kind == "workflow_run":
         step.kind = "workflow_step"
+        prefix = parent.span_name[: -len("run")] if parent.span_name.endswith(".run") else ""
+        if prefix and step.name.startswith(prefix):
+            step.name = step.name[len(prefix) :]  # TravelWeatherWorkflow.parse_request
         step.step_id = step.step_id or step.name
         note(step, "chain directly under a workflow run: a workflow step")
         return
-    if _has_run_ancestor(step):
+    above = _run_ancestor(step)
+    if above is not None and above.kind == "agent_run":
         step.kind = "generic"
-        note(step, "chain inside a run: plumbing (dropped, children promoted)")
+        note(step, "chain inside an agent run: plumbing (dropped, children promoted)")
         return
-    has_agent = False
-    has_model = False
-    for below in step.descendants():
-        if below.kind == "agent_run":
-            has_agent = True
-            break
-        if below.kind in MODEL_KINDS or below.kind in TOOL_KINDS:
-            has_model = True
-    if not has_agent and has_model:
+    workflow = _workflow_entry(step)
+    has_agent, has_model = (False, False) if workflow else _holds_calls(step)
+    if not workflow and not has_agent and has_model:
         step.kind = "agent_run"
         step.agent_id = step.agent_id or step.name
         step.hint = "implicit_agent"
-        note(step, "outermost chain over model calls and no agent: an implicit agent run")
+        where = "outermost chain" if above is None else "chain inside a workflow"
+        note(step, f"{where} over model calls and no agent: an (implicit) agent run")
         return
-    if len(step.children) == 1 and step.children[0].kind == "agent_run":
+    if above is not None and not workflow:
+        step.kind = "generic"
+        note(step, "chain inside a workflow with no model calls of its own: plumbing")
+        return
+    if not workflow and len(step.children) == 1 and step.children[0].kind == "agent_run":
         step.kind = "generic"
         note(step, "outermost chain that only wraps one agent run: a wrapper")
         return
     if step.children:
         step.kind = "workflow_run"
         step.workflow_id = step.workflow_id or step.name
-        note(step, "outermost chain over agents or plain steps: a workflow run")
+        why = "X.run over X.<step> spans" if workflow else "over agents or plain steps"
+        note(step, f"chain {why}: a workflow run")
     else:
         step.kind = "generic"
         note(step, "chain with nothing beneath: plumbing")

@@ -11,11 +11,13 @@ Rules (``agent_input``):
   conversation, whatever wrapper text the framework put around it (smolagents' ``New task:``,
   CrewAI's ``Current Task:``). The input message keeps the user's own text when the agent span
   carries it (its trailing user messages, read from any of the shapes ``input_messages_of``
-  reads); otherwise it is that turn as the model got it.
+  reads); otherwise it is that turn as the model got it. When the model got the user's text
+  inside a template, earlier user turns in the history are read back out of the same template.
 - **Remembered messages** are the conversation before the current turn, without system messages;
   what follows the turn in the first call's prompt (this run's own tool calls, as in a plain
   LLM-call trace cut into several calls) is the run's work, not history. Tool results are folded
-  into the assistant calls they answer and consecutive assistant messages are joined.
+  into the assistant calls they answer, consecutive assistant messages are joined, and a
+  final-answer tool call reads as the assistant's answer (``_plumbing``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from tracescore.model import AgentInput, Message
 
 from ._messages import input_messages_of, merge_conversation, to_message
+from ._plumbing import answers_as_text
 from ._steps import MODEL_KINDS, Msg, Step
 
 
@@ -96,12 +99,39 @@ def agent_input(agent: Step) -> AgentInput:
     own_rest = [m for m in own if m.role != "system" and m.parts]
     own_tail = own_rest[slice(*_current_turn(own_rest))] or own_rest[-1:]
     current = own_tail or history[start:end]
-    remembered = history[:start]
+    remembered = answers_as_text(history[:start])
+    if own_tail and end > start:
+        remembered = _unwrap_turns(remembered, history[end - 1].text, own_tail[-1].text)
     return AgentInput(
         input_messages=[to_message(m) for m in current],
         remembered_messages=[to_message(m) for m in merge_conversation(remembered)],
         system_messages=[Message(role="system", content=text) for text in system],
     )
+
+
+def _unwrap_turns(msgs: list[Msg], as_sent: str, own: str) -> list[Msg]:
+    """Earlier user turns without the wrapper text the framework put around this turn.
+
+    When the model got the user's text inside a template (``New task:\n<text>``), earlier user
+    turns of the history carry the same template: they are read back to the user's own text.
+    """
+    at = as_sent.rfind(own) if own and own != as_sent else -1
+    if at < 0:
+        return msgs
+    prefix, suffix = as_sent[:at], as_sent[at + len(own) :]
+    out: list[Msg] = []
+    for msg in msgs:
+        text = msg.text
+        if (
+            msg.role == "user"
+            and len(msg.parts) == 1
+            and len(text) > len(prefix) + len(suffix)
+            and text.startswith(prefix)
+            and text.endswith(suffix)
+        ):
+            msg = Msg("user", [text[len(prefix) : len(text) - len(suffix)]], id=msg.id)
+        out.append(msg)
+    return out
 
 
 def _current_turn(msgs: list[Msg]) -> tuple[int, int]:

@@ -83,7 +83,7 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
             msg = parse_message(item, default_role=default_role)
             if msg is not None:
                 out.append(msg)
-        return out
+        return text_tool_roles(out)
     return [Msg(default_role, [text_of(value)])]
 
 
@@ -396,7 +396,7 @@ def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
         msg = _flat_message(fields)
         if msg is not None:
             out.append(msg)
-    return out
+    return text_tool_roles(out)
 
 
 def _flat_message(fields: dict[str, Any]) -> Msg | None:
@@ -445,6 +445,56 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
     if not parts and not fields.get("role"):
         return None
     return Msg(role, parts)
+
+
+_CALL_ROLES = frozenset({"tool-call", "tool_call"})
+_RESPONSE_ROLES = frozenset({"tool-response", "tool_response"})
+_TEXT_ROLES = _CALL_ROLES | _RESPONSE_ROLES
+
+
+def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
+    """Tool calls and results replayed as text messages, read as what they are.
+
+    smolagents sends its earlier tool calls as role ``tool-call`` (``Calling tools:\n[{...}]``,
+    a Python repr) and their results as role ``tool-response`` (``Observation:\n...``): they
+    become an assistant message with the calls and a tool message with the result, the result
+    joined to the oldest call still open (the text carries no call id).
+    """
+    if not any(m.role in _TEXT_ROLES for m in msgs):
+        return msgs
+    out: list[Msg] = []
+    pending: list[Call] = []
+    for msg in msgs:
+        if msg.role in _CALL_ROLES:
+            calls = _text_calls(msg.text)
+            pending.extend(calls)
+            out.append(Msg("assistant", list(calls) if calls else msg.parts))
+        elif msg.role in _RESPONSE_ROLES:
+            text = msg.text
+            if text.startswith("Observation:"):
+                text = text[len("Observation:") :].strip()
+            call = pending.pop(0) if pending else None
+            result = parse_json(text)
+            out.append(
+                Msg(
+                    "tool", [Result(call.id if call else None, call.name if call else None, result)]
+                )
+            )
+        else:
+            out.append(msg)
+    return out
+
+
+def _text_calls(text: str) -> list[Call]:
+    """Calls from ``Calling tools:\n[{'id': ..., 'function': {'name': ..., 'arguments': ...}}]``."""
+    body = text.split(":", 1)[1].strip() if text.startswith("Calling tools:") else text
+    items = parse_json(body)
+    calls: list[Call] = []
+    for item in items if isinstance(items, list) else []:
+        call = _call_of(item)
+        if call is not None:
+            calls.append(call)
+    return calls
 
 
 def merge_conversation(msgs: list[Msg]) -> list[Msg]:
@@ -550,6 +600,7 @@ __all__ = [
     "norm_role",
     "parse_message",
     "parse_messages",
+    "text_tool_roles",
     "to_message",
     "tool_invocation",
 ]

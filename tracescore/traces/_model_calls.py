@@ -65,13 +65,40 @@ def resolve_calls(root: Step) -> list[Step]:
     return calls_of.pop(id(root), [])
 
 
+_MESSAGE_KEYS = (
+    "llm.input_messages.",
+    "llm.output_messages.",
+    "llm.prompts",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+)
+
+
 def _is_request(step: Step) -> bool:
-    """A model step that carries input messages, output or usage (parsed only when no usage)."""
-    if step.usage is not None or step.hint != "llm_call":
+    """A model step that carries messages, a model response or usage.
+
+    Messages count when the span writes them as the conventions do (flattened or JSON message
+    attributes, or message events); an ``output.value`` counts when it is a provider response
+    (``choices``, an assistant message, a Responses-API ``output`` list), not when it is the
+    prepared request (``{"messages": [...]}``).
+    """
+    if step.usage is not None or step.hint != "llm_call" or step.finish_reason is not None:
         return True
-    if step.input_messages or step.output_messages:
+    if step.convention != "openinference":
         return True
-    return step._output is not None and step.output not in (None, "", [], {})
+    for key in step.attributes:
+        if key.startswith(_MESSAGE_KEYS):
+            return True
+    output = step.output
+    if isinstance(output, dict):
+        return (
+            "choices" in output
+            or output.get("role") == "assistant"
+            or isinstance(output.get("output"), list)
+        )
+    return False
 
 
 def _lend(call: Step, wrapper: Step) -> None:

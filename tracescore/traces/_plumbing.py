@@ -1,14 +1,69 @@
 """Tool steps completed from the conversation, and tools that are control, not work.
 
-Rules, applied once model calls are known:
+Rules:
 
+- **A final-answer tool is the answer, not a tool call.** smolagents ends a run by calling its
+  ``final_answer`` tool (a TOOL span, ``tool.name=final_answer``): that span is control
+  (dropped from the trajectory), the call is left out of the run's tool invocations, its
+  ``answer`` argument is the run's final text when nothing else gives one, and in a later turn's
+  history the call reads as the assistant's answer (its echoed result dropped).
 - **A tool span that records only its name and call id** gets its args and result from the run's
   conversation (the call the model made, the tool message it was given next).
 """
 
 from __future__ import annotations
 
-from ._steps import TOOL_KINDS, Step
+from typing import Any
+
+from ._steps import TOOL_KINDS, Call, Msg, Part, Result, Step, note
+
+FINAL_ANSWER_TOOLS = frozenset({"final_answer"})
+"""Tools whose call is the run's final answer (smolagents)."""
+
+
+def control_tool(step: Step) -> None:
+    """Drop a final-answer tool step to control (called for tool steps as they are built)."""
+    step.kind = "generic"
+    step.hint = "final_answer"
+    note(step, f"{step.tool_name} tool: the run's final answer, not a tool call (dropped)")
+
+
+def answer_of(call: Call) -> str:
+    """The answer text a final-answer call carries."""
+    args: Any = call.args
+    if isinstance(args, dict):
+        value = args.get("answer", next(iter(args.values()), "") if len(args) == 1 else "")
+        return value if isinstance(value, str) else ("" if value is None else str(value))
+    return args if isinstance(args, str) else ""
+
+
+def answers_as_text(msgs: list[Msg]) -> list[Msg]:
+    """A conversation with final-answer calls read as assistant text (their results dropped)."""
+    answered: set[str | None] = set()
+    out: list[Msg] = []
+    changed = False
+    for msg in msgs:
+        parts: list[Part] = []
+        for part in msg.parts:
+            if isinstance(part, Call) and part.name in FINAL_ANSWER_TOOLS:
+                answered.add(part.id)
+                parts.append(answer_of(part))
+                changed = True
+            elif (
+                isinstance(part, Result)
+                and answered
+                and (part.id in answered or part.name in FINAL_ANSWER_TOOLS)
+            ):
+                changed = True
+            else:
+                parts.append(part)
+        if parts:
+            out.append(
+                Msg(msg.role, parts, id=msg.id) if len(parts) != len(msg.parts) or changed else msg
+            )
+        elif not msg.parts:
+            out.append(msg)
+    return out if changed else msgs
 
 
 def complete_tools(root: Step) -> None:

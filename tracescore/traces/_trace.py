@@ -190,5 +190,4 @@ def _prefer(new: Span, kept: Span) -> bool:
     return len(new.attributes) >= len(kept.attributes)
 
 
-
 __all__ = ["Span", "SpanSource", "Trace", "load_trace"]

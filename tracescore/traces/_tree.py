@@ -7,7 +7,8 @@ framework-neutral rules on the tree, each module with its rules in its docstring
    runs collapsed onto the agent they wrap, implicit agent runs and plain LLM-call traces.
 2. ``_model_calls``: which model steps are single calls (tokens counted once), wrappers lending
    their one call what it lacks, request-preparation spans dropped.
-3. ``_plumbing``: tool steps completed from the conversation, control tools.
+3. ``_plumbing``: control tools (a final-answer tool) as their spans are built; tool steps
+   completed from the conversation once model calls are known.
 
 The agent's conversation derived from its model calls is ``_conversation``'s; which step a
 scorer looks at is ``_targets``'. Each rule that changes a step records why in ``Step.notes``
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from ._adapters import adapt_span
 from ._collapse import classify, collapse_wrappers, implicit_agent
 from ._model_calls import resolve_calls
-from ._plumbing import complete_tools
+from ._plumbing import FINAL_ANSWER_TOOLS, complete_tools, control_tool
 from ._steps import TOOL_KINDS, Step
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     while stack:
         span, parent = pop()
         step = adapt_span(span)
+        if step.tool_name in FINAL_ANSWER_TOOLS and step.kind in TOOL_KINDS:
+            control_tool(step)
         built.append(step)
         if parent is None:
             roots.append(step)
