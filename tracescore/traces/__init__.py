@@ -7,6 +7,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._errors import SpanNotFound, TraceError, TraceNotFound
+from ._explain import explain, render_explain
 from ._render import render_tree, step_summary
 from ._runs import (
     scorer_input,
@@ -37,9 +38,11 @@ __all__ = [
     "agent_input",
     "agent_output",
     "default_target",
+    "explain",
     "extract_trajectory_from_trace",
     "find_target_spans",
     "load_trace",
+    "render_explain",
     "render_tree",
     "scorer_input",
     "step_summary",
