@@ -185,6 +185,9 @@ def adapt(span: Span, step: Step) -> None:
     if conversation:
         step.conversation_id = str(conversation)
 
+    traceloop = get("traceloop.span.kind")
+    if traceloop is not None:
+        _traceloop(step, attrs, str(traceloop))
     kind = step.kind
     if kind == "agent_run":
         agent_name = get("gen_ai.agent.name") or agent_id
@@ -198,6 +201,20 @@ def adapt(span: Span, step: Step) -> None:
         _adapt_tool(span, step, attrs)
     elif kind in ("model_generation", "embedding") and step.model:
         step.name = step.model
+
+
+def _traceloop(step: Step, attrs: dict[str, Any], kind: str) -> None:
+    """OpenLLMetry's own span kinds on spans that also carry GenAI attributes: a ``task``
+    (``execute_task X``, a LangGraph node or LangChain runnable) is a chain named by its entity;
+    the tree decides what it is."""
+    if kind == "task" and step.kind == "generic":
+        step.hint = "chain"
+        entity = attrs.get("traceloop.entity.name")
+        if entity:
+            step.name = str(entity)
+    node = attrs.get("traceloop.association.properties.langgraph_node")
+    if node is not None:
+        step.metadata["langgraph_node"] = str(node)
 
 
 def _raw(attrs: dict[str, Any], key: str, old_key: str) -> Any:

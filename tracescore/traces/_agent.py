@@ -103,8 +103,11 @@ def link_tool_steps(agent: Step) -> None:
         step = entry.step
         if step is None:
             continue
-        if step.tool_args is None and entry.args is not None:
-            step.tool_args = entry.args
+        if entry.args is not None and (
+            step.tool_args is None
+            or (isinstance(step.tool_args, str) and isinstance(entry.args, (dict, list)))
+        ):
+            step.tool_args = entry.args  # LangChain records a one-argument tool's input as text
         if step.tool_result is None and entry.result is not None:
             step.tool_result = entry.result.result
             if entry.result.is_error:

@@ -2,6 +2,15 @@
 
 Rules, applied top-down once every span has its adapted step:
 
+- **An empty agent span beside its body.** An agent run span with nothing beneath, whose
+  sibling chain has the same name, is plumbing; the sibling is the agent run (OpenLLMetry's
+  ``invoke_agent X`` next to ``execute_task X`` in a LangGraph node).
+- **Graph nodes.** A LangGraph node span (its ``langgraph_node`` metadata is its own name) that
+  is typed as an agent is a workflow step directly under a workflow run, and plumbing inside a
+  run (a step of the agent loop: OpenInference's ``agent`` AGENT spans).
+- **An agent that only orchestrates agents is a workflow.** An agent run whose every model and
+  tool call sits in a nested agent run (a compiled LangGraph ``StateGraph`` that OpenLLMetry
+  traces as ``invoke_agent``) is a workflow run; its nodes are its steps.
 - **Chains.** An OpenInference CHAIN (or an OpenLLMetry task) is a workflow step when its parent
   is a workflow run; plumbing anywhere inside an agent run. Otherwise (outermost, or inside a
   workflow step): a workflow's entry ``X.run`` over ``X.<step>`` spans (LlamaIndex Workflows)
@@ -31,11 +40,23 @@ from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
 
 
 def classify(root: Step) -> None:
-    """Decide chains, AI SDK top calls and unrecognised workflow children, top-down."""
+    """Decide graph nodes, agent runs that only orchestrate agents, chains, AI SDK top calls and
+    unrecognised workflow children, top-down."""
     stack = [root]
     while stack:
         step = stack.pop()
         parent = step.parent
+        if step.kind == "agent_run":
+            if graph_node(step):
+                _classify_node(step)
+            elif step.hint != "implicit_agent" and _orchestrates(step):
+                step.kind = "workflow_run"
+                step.workflow_id = step.workflow_id or step.name
+                note(
+                    step,
+                    "agent run with no model or tool call of its own, only nested agent "
+                    "runs and steps: a workflow run",
+                )
         if step.hint == "chain":
             _classify_chain(step)
         elif step.hint == "aisdk_top":
@@ -50,6 +71,64 @@ def classify(root: Step) -> None:
             step.step_id = step.step_id or step.name
             note(step, "unrecognised span directly under a workflow run: one of its steps")
         stack.extend(reversed(step.children))
+
+
+def graph_node(step: Step) -> bool:
+    """A LangGraph node span (its ``langgraph_node`` metadata is its own name)."""
+    node = step.metadata.get("langgraph_node")
+    return node is not None and node in (step.span_name, step.name)
+
+
+def _classify_node(step: Step) -> None:
+    parent = step.parent
+    if parent is not None and parent.kind == "workflow_run":
+        step.kind = "workflow_step"
+        step.step_id = step.step_id or step.name
+        note(step, "graph node directly under a workflow run: a workflow step")
+        return
+    if _run_ancestor(step) is not None:
+        step.kind = "generic"
+        note(step, "graph node inside a run (a step of the agent loop): plumbing")
+
+
+def _orchestrates(agent: Step) -> bool:
+    """True when every model and tool call beneath sits in a nested (non-node) agent run."""
+    nested = False
+    stack = list(reversed(agent.children))
+    while stack:
+        step = stack.pop()
+        if step.kind == "agent_run" and not graph_node(step):
+            nested = True
+            continue
+        if step.kind in MODEL_KINDS or step.kind in TOOL_KINDS:
+            return False
+        stack.extend(reversed(step.children))
+    return nested
+
+
+def adopt_bodies(empties: list[Step]) -> None:
+    """An agent run span with nothing beneath whose sibling chain of the same name holds the
+    run (OpenLLMetry's ``invoke_agent X`` beside ``execute_task X`` in a LangGraph node): the
+    sibling is the agent run, the empty span plumbing."""
+    for empty in empties:
+        parent = empty.parent
+        if parent is None or empty.children:
+            continue
+        for sibling in parent.children:
+            if sibling is not empty and sibling.hint == "chain" and sibling.name == empty.name:
+                sibling.kind = "agent_run"
+                sibling.hint = "agent_body"
+                sibling.agent_id = empty.agent_id or empty.name
+                sibling.conversation_id = sibling.conversation_id or empty.conversation_id
+                empty.kind = "generic"
+                empty.hint = "wrapper"
+                note(
+                    sibling,
+                    f"holds the run of the empty agent span {empty.span_id} of the "
+                    "same name beside it: the agent run",
+                )
+                note(empty, f"empty agent span; its run is the sibling {sibling.span_id}")
+                break
 
 
 def _run_ancestor(step: Step) -> Step | None:
@@ -115,7 +194,7 @@ def _classify_chain(step: Step) -> None:
         step.kind = "generic"
         note(step, "chain inside a workflow with no model calls of its own: plumbing")
         return
-    if not workflow and len(step.children) == 1 and step.children[0].kind == "agent_run":
+    if not workflow and _only_agent_below(step) is not None:
         step.kind = "generic"
         note(step, "outermost chain that only wraps one agent run: a wrapper")
         return
@@ -183,7 +262,7 @@ def _only_agent_below(run: Step) -> Step | None:
         step = stack.pop()
         kind = step.kind
         if kind == "agent_run":
-            if agent is not None:
+            if agent is not None or graph_node(step):
                 return None
             agent = step
             continue
@@ -199,6 +278,13 @@ def _only_agent_below(run: Step) -> Step | None:
         return None
     if run.kind == "agent_run" and not _same_agent(run, agent) and run.has_input_messages:
         return None
+    # Beside the path down to the agent, only empty plain spans: a chain there is a step.
+    node: Step = agent
+    while node is not run and node.parent is not None:
+        for sibling in node.parent.children:
+            if sibling is not node and (sibling.hint == "chain" or sibling.children):
+                return None
+        node = node.parent
     return agent
 
 
@@ -241,4 +327,4 @@ def implicit_agent(root: Step) -> None:
         )
 
 
-__all__ = ["classify", "collapse_wrappers", "implicit_agent"]
+__all__ = ["adopt_bodies", "classify", "collapse_wrappers", "graph_node", "implicit_agent"]

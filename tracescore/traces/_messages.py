@@ -24,7 +24,7 @@ from tracescore.model import (
 )
 
 from ._steps import Call, File, Msg, Part, Reasoning, Result
-from ._values import parse_json, text_of
+from ._values import langchain_message, parse_json, text_of
 
 _ROLES = {
     "system": "system",
@@ -143,6 +143,10 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         return None if obj is None else Msg(default_role, [text_of(obj)])
     if "message" in obj and isinstance(obj["message"], dict) and "role" not in obj:
         return parse_message(obj["message"], default_role=default_role)
+    if "role" not in obj and ("lc" in obj or "data" in obj):
+        fields = langchain_message(obj)
+        if fields is not None:
+            return parse_message(fields, default_role=default_role)
     role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
     if role not in ("system", "user", "assistant", "tool"):
         role = default_role if "role" not in obj else role

@@ -7,6 +7,11 @@ Rules:
   (dropped from the trajectory), the call is left out of the run's tool invocations, its
   ``answer`` argument is the run's final text when nothing else gives one, and in a later turn's
   history the call reads as the assistant's answer (its echoed result dropped).
+- **Tool payloads are the real arguments and result.** LangChain callback payloads
+  (``{"input_str": "{'city': 'Paris'}", "inputs": {...}, "tags": ..., "kwargs":
+  {"tool_call_id": ...}}``) are unwrapped to the arguments (and the call id); a result written
+  as a LangChain ``ToolMessage`` (``{"output": {...ToolMessage}}``, ``{"type": "tool", "data":
+  {...}}``) is its content.
 - **A tool span that records only its name and call id** gets its args and result from the run's
   conversation (the call the model made, the tool message it was given next).
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._steps import TOOL_KINDS, Call, Msg, Part, Result, Step, note
+from ._values import langchain_message, parse_json
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer"})
 """Tools whose call is the run's final answer (smolagents)."""
@@ -26,6 +32,33 @@ def control_tool(step: Step) -> None:
     step.kind = "generic"
     step.hint = "final_answer"
     note(step, f"{step.tool_name} tool: the run's final answer, not a tool call (dropped)")
+
+
+def unwrap_payloads(step: Step) -> None:
+    """A tool step's LangChain callback payloads read as its arguments, call id and result."""
+    args = step.tool_args
+    if args is None and step._input is not None:
+        args = step.input
+    if isinstance(args, dict) and "input_str" in args:
+        inner = args.get("inputs")
+        kwargs = args.get("kwargs")
+        if step.tool_call_id is None and isinstance(kwargs, dict) and kwargs.get("tool_call_id"):
+            step.tool_call_id = str(kwargs["tool_call_id"])
+        args = inner if isinstance(inner, dict) and inner else parse_json(args["input_str"])
+        note(step, "LangChain callback payload: the arguments are its inputs")
+    step.tool_args = args
+    result = step.tool_result
+    if isinstance(result, dict):
+        if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
+            result = result["output"]
+        message = langchain_message(result)
+        if message is not None and message.get("role") == "tool" and "content" in message:
+            result = parse_json(message["content"])
+            if message.get("status") == "error":
+                step.status = "error"
+            if step.tool_call_id is None and message.get("tool_call_id"):
+                step.tool_call_id = str(message["tool_call_id"])
+        step.tool_result = result
 
 
 def answer_of(call: Call) -> str:
@@ -70,7 +103,9 @@ def complete_tools(root: Step) -> None:
     """Fill tool steps without args or result from the conversation of the run they belong to."""
     scopes: dict[int, Step] = {}
     for step in root.walk():
-        if step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None):
+        if step.kind in TOOL_KINDS and (
+            step.tool_args is None or step.tool_result is None or type(step.tool_args) is str
+        ):
             owner = step.parent
             while owner is not None and owner.kind != "agent_run":
                 owner = owner.parent

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._adapters import adapt_span
-from ._collapse import classify, collapse_wrappers, implicit_agent
+from ._collapse import adopt_bodies, classify, collapse_wrappers, implicit_agent
 from ._model_calls import resolve_calls
-from ._plumbing import FINAL_ANSWER_TOOLS, complete_tools, control_tool
+from ._plumbing import FINAL_ANSWER_TOOLS, complete_tools, control_tool, unwrap_payloads
 from ._steps import TOOL_KINDS, Step
 
 if TYPE_CHECKING:
@@ -34,13 +34,18 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     roots: list[Step] = []
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(roots_of)]
     built: list[Step] = []
+    empties: list[Step] = []
     pop, push = stack.pop, stack.append
     while stack:
         span, parent = pop()
         step = adapt_span(span)
-        if step.tool_name in FINAL_ANSWER_TOOLS and step.kind in TOOL_KINDS:
-            control_tool(step)
+        if step.kind in TOOL_KINDS:
+            unwrap_payloads(step)
+            if step.tool_name in FINAL_ANSWER_TOOLS:
+                control_tool(step)
         built.append(step)
+        if step.kind == "agent_run" and not span.children:
+            empties.append(step)
         if parent is None:
             roots.append(step)
         else:
@@ -48,15 +53,18 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
             parent.children.append(step)
         for child in reversed(span.children):
             push((child, step))
+    if empties:
+        adopt_bodies(empties)
     for root in roots:
-        classify(root)
         collapse_wrappers(root)
+        classify(root)
         implicit_agent(root)
     for root in roots:
         resolve_calls(root)
     # Every step is in ``built`` (the rules change kinds and fields, not the tree).
     incomplete = any(
-        step.kind in TOOL_KINDS and (step.tool_args is None or step.tool_result is None)
+        step.kind in TOOL_KINDS
+        and (step.tool_args is None or step.tool_result is None or type(step.tool_args) is str)
         for step in built
     )
     if incomplete:
