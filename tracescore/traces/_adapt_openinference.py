@@ -99,7 +99,8 @@ def adapt(span: Span, step: Step) -> None:
         step.tool_result = _tool_output(step.output, step)
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
-        step.name = str(name) if name else span.name
+        # smolagents names the span "<agent name>.run"
+        step.name = str(name) if name else span.name.removesuffix(".run") or span.name
         step.agent_id = step.name
         if step.input is not None:
             step.input_messages = parse_messages(step.input, default_role="user")

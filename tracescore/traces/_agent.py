@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tracescore.model import Message, TextPart, ToolInvocation, ToolInvocationPart
+from tracescore.model import Message, TextPart, ToolCallStep, ToolInvocation, ToolInvocationPart
 
 from ._conversation import agent_input, in_nested, scope
 from ._plumbing import FINAL_ANSWER_TOOLS, answer_of
@@ -27,11 +27,43 @@ class _Entry:
     step: Step | None = None
     result: Result | None = None
     seq: int = 0
+    caller: Step | None = None
+    """The model call that asked for this tool call (None when only its span is known)."""
 
 
 def tool_invocations(agent: Step) -> list[ToolInvocation]:
     """Every tool call beneath the run, in call order, with args and result."""
-    return [_invocation(entry) for entry in _entries(agent)[0]]
+    return [_invocation(entry) for entry in tool_entries(agent)[0]]
+
+
+def tool_entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
+    """``_entries`` of a finished tree, kept on the step (output and trajectory share them)."""
+    cached = agent._entries_cache
+    if cached is None:
+        cached = agent._entries_cache = _entries(agent)
+    return cached  # type: ignore[no-any-return]
+
+
+def untraced_tools(agent: Step) -> dict[str, list[ToolCallStep]]:
+    """Trajectory steps for tool calls the run's model calls asked for whose execution has no
+    span (a plain LLM-call trace runs its tools untraced), by the asking call's span id; the
+    result is the one the model was given next."""
+    out: dict[str, list[ToolCallStep]] = {}
+    for entry in tool_entries(agent)[0]:
+        if entry.step is not None or entry.caller is None:
+            continue
+        result = entry.result
+        out.setdefault(entry.caller.span_id, []).append(
+            ToolCallStep(
+                name=entry.name,
+                metadata={"derived_from_span_id": entry.caller.span_id},
+                tool_args=entry.args,
+                tool_result=result.result if result is not None else None,
+                success=(not result.is_error) if result is not None else None,
+                tool_call_id=entry.id,
+            )
+        )
+    return out
 
 
 def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
@@ -55,7 +87,7 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
                             entry.args = call.args
                         continue
                     seq += 1
-                    entry = _Entry(call.id, call.name, call.args, seq=seq)
+                    entry = _Entry(call.id, call.name, call.args, seq=seq, caller=step)
                     entries.append(entry)
                     if call.id:
                         by_id[call.id] = entry
@@ -178,7 +210,7 @@ def agent_output(agent: Step) -> list[Message]:
     Text a model wrote alongside a tool call (not the final answer) stays as a text part before
     the invocations it preceded; ``content`` is the final answer.
     """
-    entries, calls = _entries(agent)
+    entries, calls = tool_entries(agent)
     answer = final_text(agent, [step for _, step in calls])
     items: list[tuple[int, Any]] = []
     for position, (seq, step) in enumerate(calls):
@@ -212,5 +244,7 @@ __all__ = [
     "final_text",
     "link_tool_steps",
     "nested_runs",
+    "tool_entries",
     "tool_invocations",
+    "untraced_tools",
 ]

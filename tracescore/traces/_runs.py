@@ -8,6 +8,7 @@ from typing import Any, Literal
 from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
 
 from ._agent import agent_input, agent_output
+from ._conversation import own_model_steps
 from ._messages import to_message
 from ._steps import MODEL_KINDS, TOOL_KINDS, Msg, Step
 from ._targets import default_agent, default_target, is_agent, step_of
@@ -27,6 +28,15 @@ def _context(step: Step) -> dict[str, Any] | None:
         if node.user_id and "user_id" not in context:
             context["user_id"] = node.user_id
         node = node.parent
+    if (step.kind == "agent_run" or step.stands_as_agent) and not context.get("conversation_id"):
+        # A run whose own span carries no session: its model calls may (OpenInference's
+        # using_session on an LLM client traced under a plain span).
+        for below in own_model_steps(step):
+            if below.conversation_id:
+                context["conversation_id"] = below.conversation_id
+                if below.user_id and "user_id" not in context:
+                    context["user_id"] = below.user_id
+                break
     return context or None
 
 

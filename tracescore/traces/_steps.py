@@ -197,6 +197,7 @@ class Step:
     """Why the tree rules made this step what it is (``trace show --explain``), in rule order."""
     _scope_cache: list[Step] | None = None
     _model_steps_cache: list[Step] | None = None
+    _entries_cache: Any = None
 
     def __init__(
         self,

@@ -1,0 +1,309 @@
+"""Every captured client, one set of assertions: the scorer input is the scenario's, whatever the
+framework and its instrumentation (tests/fixtures/SCENARIO.json; issue 11).
+
+Each folder of tests/fixtures is one real client configuration. Per scenario trace, one test per
+assertion: the exact input text, the system prompt, the remembered history (with turn 1's tool
+calls), the final output text, the tool calls with args and results, the flat per-call
+trajectory, the tokens of each call, the tool spans, the agent's name, the session, the workflow
+shape and the nested agent by span id. Where a client really does not capture something, its
+``CLIENT.json`` lists a gap (``{"assertion", "scenarios", "reason"}``) and that one assertion
+is skipped for that scenario with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import pytest
+
+from tracescore.model import Message, ScorerRun, Trajectory
+from tracescore.traces import (
+    Step,
+    Trace,
+    extract_trajectory_from_trace,
+    find_target_spans,
+    scorer_input,
+    trace_to_agent_run,
+)
+
+from .helpers import (
+    ALL_CASES,
+    ALL_FOLDERS,
+    INDEX,
+    SCENARIO,
+    client_info,
+    fixture_trace,
+    gaps,
+    model_usage,
+    scenarios,
+)
+
+SYSTEM = SCENARIO["system_prompt"]
+QUESTIONS = {
+    "turn1": SCENARIO["turn1"]["input_messages"][0]["text"],
+    "turn2": SCENARIO["turn2"]["input_messages"][0]["text"],
+    "workflow": "What is the weather in Lisbon, in Fahrenheit?",
+}
+ANSWERS = {
+    "turn1": SCENARIO["turn1"]["final_text"],
+    "turn2": SCENARIO["turn2"]["final_text"],
+    "workflow": SCENARIO["workflow"]["nested_agent_final_text"],
+}
+SHARED_AGENT_NAMES = {
+    "mastra-otel-exporter-protobuf": "Weather Agent",
+    "aisdk5-experimental-telemetry": "weather-agent",
+    "py-openai-v2-genai-span": "weather-agent",
+    "py-openinference-openai": "weather-agent",
+}
+LOOP = [
+    ("model_generation", None),
+    ("tool_call", "get_weather"),
+    ("model_generation", None),
+    ("tool_call", "convert_temperature"),
+    ("model_generation", None),
+]
+
+
+def _tools(scenario: str) -> list[tuple[str, Any, Any, str]]:
+    if scenario == "turn2":
+        return []
+    city = "Lisbon" if scenario == "workflow" else "Paris"
+    return [
+        (
+            "get_weather",
+            {"city": city},
+            {"city": city, "temperatureC": 18, "condition": "cloudy"},
+            "result",
+        ),
+        ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
+    ]
+
+
+def _calls(messages: list[Message]) -> list[tuple[str, Any, Any, str]]:
+    return [
+        (inv.tool_name, inv.args, inv.result, inv.state)
+        for message in messages
+        for inv in message.tool_invocations
+    ]
+
+
+class _View:
+    """What scorers see of one scenario trace (built once per trace)."""
+
+    def __init__(self, folder: str, scenario: str) -> None:
+        self.folder = folder
+        self.scenario = scenario
+        self.trace: Trace = fixture_trace(folder, scenario)
+        self.data = scorer_input(self.trace)
+        self.run: ScorerRun = trace_to_agent_run(self.trace)
+        self.agent_trajectory: Trajectory = extract_trajectory_from_trace(
+            self.trace, self.run.span_id
+        )
+
+    def step(self, span_id: str | None) -> Step:
+        for root in self.trace.steps:
+            for step in root.walk():
+                if step.span_id == span_id:
+                    return step
+        raise AssertionError(f"no step {span_id}")
+
+
+@cache
+def _view(folder: str, scenario: str) -> _View:
+    return _View(folder, scenario)
+
+
+# --- what an agent scorer sees (a turn's agent, or a workflow's nested agent) ---------------
+
+
+def _input(v: _View) -> None:
+    assert [(m.role, m.content) for m in v.run.input.input_messages] == [
+        ("user", QUESTIONS[v.scenario])
+    ]
+
+
+def _system(v: _View) -> None:
+    assert [m.content for m in v.run.input.system_messages] == [SYSTEM]
+
+
+def _history(v: _View) -> None:
+    remembered = v.run.input.remembered_messages
+    if v.scenario != "turn2":
+        assert remembered == []
+        return
+    assert (remembered[0].role, remembered[0].content) == ("user", QUESTIONS["turn1"])
+    assert (remembered[-1].role, remembered[-1].content) == ("assistant", ANSWERS["turn1"])
+    assert all(m.role != "system" for m in remembered)
+    assert QUESTIONS["turn2"] not in [m.content for m in remembered]
+
+
+def _history_tools(v: _View) -> None:
+    if v.scenario == "turn2":
+        assert _calls(v.run.input.remembered_messages) == _tools("turn1")
+
+
+def _output(v: _View) -> None:
+    assert [m.role for m in v.run.output] == ["assistant"]
+    assert v.run.output[0].content == ANSWERS[v.scenario]
+
+
+def _tool_calls(v: _View) -> None:
+    assert _calls(v.run.output) == _tools(v.scenario)
+
+
+def _trajectory(v: _View) -> None:
+    """One flat list of this run's calls in order: each model call, each tool call beside it."""
+    steps = v.agent_trajectory.steps
+    assert all(not s.children for s in steps), [s.step_type for s in steps]
+    flat = [(s.step_type, s.name if s.step_type == "tool_call" else None) for s in steps]
+    assert flat == (LOOP if _tools(v.scenario) else LOOP[:1])
+    models = [s for s in steps if s.step_type == "model_generation"]
+    assert all(s.model_id and s.model_id.startswith(SCENARIO["model"]["requested"]) for s in models)
+    tools = [s for s in steps if s.step_type == "tool_call"]
+    assert [(s.tool_args, s.tool_result) for s in tools] == [
+        (args, result) for _, args, result, _ in _tools(v.scenario)
+    ]
+    assert v.agent_trajectory.raw_output is not None
+    assert v.agent_trajectory.raw_output[0].content == ANSWERS[v.scenario]
+
+
+def _tokens(v: _View) -> None:
+    models = [s for s in v.agent_trajectory.steps if s.step_type == "model_generation"]
+    assert models and all(s.prompt_tokens and s.completion_tokens for s in models)
+
+
+def _tool_spans(v: _View) -> None:
+    """The tool executions are spans of their own (targetable by tool_call scorers)."""
+    assert len(find_target_spans(v.trace, "tool_call")) == len(_tools(v.scenario))
+    tools = [s for s in v.agent_trajectory.steps if s.step_type == "tool_call"]
+    assert all(s.success and s.metadata.get("span_id") for s in tools)
+
+
+def _agent_name(v: _View) -> None:
+    name = client_info(v.folder).get("agent_name") or SHARED_AGENT_NAMES.get(v.folder)
+    if name is None:
+        pytest.skip("the client names no agent")
+    assert v.step(v.run.span_id).name == name
+
+
+def _session(v: _View) -> None:
+    if v.scenario == "workflow" and not client_info(v.folder):
+        pytest.skip("the shared workflow captures set no conversation id")
+    assert v.run.request_context and v.run.request_context.get("conversation_id")
+
+
+AGENT_ASSERTIONS: dict[str, Callable[[_View], None]] = {
+    "input": _input,
+    "system": _system,
+    "history": _history,
+    "history_tools": _history_tools,
+    "output": _output,
+    "tool_calls": _tool_calls,
+    "trajectory": _trajectory,
+    "tokens": _tokens,
+    "tool_spans": _tool_spans,
+    "agent_name": _agent_name,
+    "session": _session,
+}
+
+
+# --- the target of a trace ------------------------------------------------------------------
+
+
+def _target(v: _View) -> None:
+    """The default target: the agent run of a turn (the same when asked for by its span id)."""
+    data = v.data
+    if v.scenario == "workflow":
+        assert data["kind"] == "workflow"
+        return
+    assert data["kind"] == "agent"
+    assert data["span_id"] == find_target_spans(v.trace, "trace")[0]
+    assert find_target_spans(v.trace, "agent_run")[:1] == [data["span_id"]]
+    assert data["span_id"] == v.run.span_id
+    by_id = scorer_input(v.trace, data["span_id"])
+    assert by_id["kind"] == "agent" and by_id["input"] == data["input"]
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _workflow_shape(v: _View) -> None:
+    """Steps in order, the nested agent a child of the middle one."""
+    trajectory = extract_trajectory_from_trace(v.trace)
+    names = [_norm(s.name) for s in trajectory.steps]
+    assert names == ["parse-request", "ask-weather-agent", "format-report"]
+    assert [s.step_type for s in trajectory.steps] == ["workflow_step"] * 3
+    raw = trajectory.raw_workflow_result
+    assert raw is not None and [_norm(p) for p in raw.step_execution_path] == names
+    [nested] = trajectory.steps[1].children
+    assert nested.step_type == "agent_run"
+    assert nested.metadata["span_id"] == v.run.span_id
+
+
+def _nested_agent(v: _View) -> None:
+    """The nested agent is the trace's one agent run, targetable by its span id."""
+    span_id = v.run.span_id
+    assert span_id and find_target_spans(v.trace, "agent_run") == [span_id]
+    by_id = scorer_input(v.trace, span_id)
+    assert by_id["kind"] == "agent" and by_id["span_id"] == span_id
+    assert by_id["input"]["input_messages"][0]["content"] == QUESTIONS["workflow"]
+    assert by_id["output"][0]["content"] == ANSWERS["workflow"]
+
+
+def _workflow(v: _View) -> None:
+    """The workflow run's own input and output text."""
+    assert SCENARIO["workflow"]["input"] in str(v.data["input"])
+    assert SCENARIO["workflow"]["output"] in str(v.data["output"])
+
+
+WORKFLOW_ASSERTIONS: dict[str, Callable[[_View], None]] = {
+    "workflow": _workflow,
+    "workflow_shape": _workflow_shape,
+    "nested_agent": _nested_agent,
+}
+
+
+def _cases() -> list[Any]:
+    out = []
+    for folder, scenario in ALL_CASES:
+        names = ["target", *AGENT_ASSERTIONS]
+        if scenario == "workflow":
+            names += list(WORKFLOW_ASSERTIONS)
+        for name in names:
+            out.append(pytest.param(folder, scenario, name, id=f"{folder}-{scenario}-{name}"))
+    return out
+
+
+ASSERTIONS = {"target": _target, **AGENT_ASSERTIONS, **WORKFLOW_ASSERTIONS}
+
+
+@pytest.mark.parametrize(("folder", "scenario", "assertion"), _cases())
+def test_client_scenario(folder: str, scenario: str, assertion: str) -> None:
+    """One assertion on one scenario trace of one client (skipped where the client says it does
+    not capture that)."""
+    reason = gaps(folder, scenario).get(assertion)
+    if reason is not None:
+        pytest.skip(f"{folder} {scenario}: {reason}")
+    ASSERTIONS[assertion](_view(folder, scenario))
+
+
+@pytest.mark.parametrize("folder", ALL_FOLDERS)
+def test_tokens_per_call_are_counted_once(folder: str) -> None:
+    """Each model request the client made is one model call with that request's tokens: across
+    the capture's traces, in time order, the calls' tokens are the stand-in's answers, request by
+    request (no call counted twice, none missing)."""
+    reasons = {gaps(folder, s).get("tokens") for s in scenarios(folder)} - {None}
+    if reasons:
+        pytest.skip("; ".join(sorted(str(r) for r in reasons)))
+    calls: list[Step] = []
+    for item in INDEX[folder]["traces"]:
+        trace = fixture_trace(folder, item["scenario"])
+        calls.extend(s for root in trace.steps for s in root.walk() if s.is_model_call)
+    calls.sort(key=lambda s: s.start_time_ns)
+    tokens = [
+        ((s.usage or {}).get("input_tokens"), (s.usage or {}).get("output_tokens")) for s in calls
+    ]
+    assert tokens == list(model_usage(folder))
