@@ -12,6 +12,7 @@ is skipped for that scenario with the reason.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -31,6 +32,7 @@ from tracescore.traces import (
 from .helpers import (
     ALL_CASES,
     ALL_FOLDERS,
+    FIXTURES,
     INDEX,
     SCENARIO,
     client_info,
@@ -41,15 +43,18 @@ from .helpers import (
 )
 
 SYSTEM = SCENARIO["system_prompt"]
+LISBON_Q = "What is the weather in Lisbon, in Fahrenheit?"
 QUESTIONS = {
     "turn1": SCENARIO["turn1"]["input_messages"][0]["text"],
     "turn2": SCENARIO["turn2"]["input_messages"][0]["text"],
-    "workflow": "What is the weather in Lisbon, in Fahrenheit?",
+    "workflow": LISBON_Q,
+    "handoff": LISBON_Q,  # to a triage agent, which hands off to the weather agent
 }
 ANSWERS = {
     "turn1": SCENARIO["turn1"]["final_text"],
     "turn2": SCENARIO["turn2"]["final_text"],
     "workflow": SCENARIO["workflow"]["nested_agent_final_text"],
+    "handoff": SCENARIO["workflow"]["nested_agent_final_text"],
 }
 SHARED_AGENT_NAMES = {
     "mastra-otel-exporter-protobuf": "Weather Agent",
@@ -69,7 +74,7 @@ LOOP = [
 def _tools(scenario: str) -> list[tuple[str, Any, Any, str]]:
     if scenario == "turn2":
         return []
-    city = "Lisbon" if scenario == "workflow" else "Paris"
+    city = "Paris" if scenario == "turn1" else "Lisbon"
     return [
         (
             "get_weather",
@@ -124,8 +129,19 @@ def _input(v: _View) -> None:
     ]
 
 
+def _triage_instructions(folder: str) -> str:
+    """The instructions of the agent that was offered a handoff tool (from the LLM requests)."""
+    for line in (FIXTURES / folder / "requests.jsonl").read_text().splitlines():
+        body = json.loads(line)["body"]
+        names = [t.get("name") or t.get("function", {}).get("name") for t in body.get("tools", [])]
+        if any(str(n).startswith("transfer_to_") for n in names):
+            return str(body.get("instructions"))
+    raise AssertionError("no request offered a handoff")
+
+
 def _system(v: _View) -> None:
-    assert [m.content for m in v.run.input.system_messages] == [SYSTEM]
+    expected = _triage_instructions(v.folder) if v.scenario == "handoff" else SYSTEM
+    assert [m.content for m in v.run.input.system_messages] == [expected]
 
 
 def _history(v: _View) -> None:
@@ -156,6 +172,10 @@ def _tool_calls(v: _View) -> None:
 def _trajectory(v: _View) -> None:
     """One flat list of this run's calls in order: each model call, each tool call beside it."""
     steps = v.agent_trajectory.steps
+    if v.scenario == "handoff":
+        # The triage agent's call that handed off, then the handed-to agent's run as a child.
+        assert [s.step_type for s in steps] == ["model_generation", "agent_run"]
+        steps = steps[1].children or []
     assert all(not s.children for s in steps), [s.step_type for s in steps]
     flat = [(s.step_type, s.name if s.step_type == "tool_call" else None) for s in steps]
     assert flat == (LOOP if _tools(v.scenario) else LOOP[:1])
@@ -170,22 +190,31 @@ def _trajectory(v: _View) -> None:
 
 
 def _tokens(v: _View) -> None:
-    models = [s for s in v.agent_trajectory.steps if s.step_type == "model_generation"]
+    steps = v.agent_trajectory.steps
+    models = [s for s in steps if s.step_type == "model_generation"]
+    models += [c for s in steps for c in s.children or [] if c.step_type == "model_generation"]
     assert models and all(s.prompt_tokens and s.completion_tokens for s in models)
 
 
 def _tool_spans(v: _View) -> None:
     """The tool executions are spans of their own (targetable by tool_call scorers)."""
     assert len(find_target_spans(v.trace, "tool_call")) == len(_tools(v.scenario))
-    tools = [s for s in v.agent_trajectory.steps if s.step_type == "tool_call"]
-    assert all(s.success and s.metadata.get("span_id") for s in tools)
+    steps = v.agent_trajectory.steps
+    tools = [s for s in [*steps, *(c for s in steps for c in s.children or [])]]
+    tools = [s for s in tools if s.step_type == "tool_call"]
+    assert len(tools) == len(_tools(v.scenario))
+    assert all(s.success and s.metadata and s.metadata.get("span_id") for s in tools)
 
 
 def _agent_name(v: _View) -> None:
     name = client_info(v.folder).get("agent_name") or SHARED_AGENT_NAMES.get(v.folder)
     if name is None:
         pytest.skip("the client names no agent")
-    assert v.step(v.run.span_id).name == name
+    name = name.split(" (")[0]  # "weather_agent (handoff: triage_agent → weather_agent)"
+    step = v.step(v.run.span_id)
+    if v.scenario == "handoff":
+        [step] = [c for c in step.children if c.kind == "agent_run"]
+    assert step.name == name
 
 
 def _session(v: _View) -> None:
@@ -259,6 +288,22 @@ def _workflow(v: _View) -> None:
     assert SCENARIO["workflow"]["output"] in str(v.data["output"])
 
 
+def _handoff(v: _View) -> None:
+    """The handed-to agent is a child of the triage agent, targetable by its span id, with its
+    own system prompt, the user's question and the answer."""
+    [nested] = [c for c in v.step(v.run.span_id).children if c.kind == "agent_run"]
+    assert find_target_spans(v.trace, "agent_run") == [v.run.span_id, nested.span_id]
+    run = trace_to_agent_run(v.trace, nested.span_id)
+    assert [m.content for m in run.input.input_messages] == [LISBON_Q]
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert run.input.remembered_messages == []
+    assert run.output[0].content == ANSWERS["handoff"]
+    assert _calls(run.output) == _tools("handoff")
+
+
+HANDOFF_ASSERTIONS: dict[str, Callable[[_View], None]] = {"handoff": _handoff}
+
+
 WORKFLOW_ASSERTIONS: dict[str, Callable[[_View], None]] = {
     "workflow": _workflow,
     "workflow_shape": _workflow_shape,
@@ -272,12 +317,19 @@ def _cases() -> list[Any]:
         names = ["target", *AGENT_ASSERTIONS]
         if scenario == "workflow":
             names += list(WORKFLOW_ASSERTIONS)
+        if scenario == "handoff":
+            names += list(HANDOFF_ASSERTIONS)
         for name in names:
             out.append(pytest.param(folder, scenario, name, id=f"{folder}-{scenario}-{name}"))
     return out
 
 
-ASSERTIONS = {"target": _target, **AGENT_ASSERTIONS, **WORKFLOW_ASSERTIONS}
+ASSERTIONS = {
+    "target": _target,
+    **AGENT_ASSERTIONS,
+    **WORKFLOW_ASSERTIONS,
+    **HANDOFF_ASSERTIONS,
+}
 
 
 @pytest.mark.parametrize(("folder", "scenario", "assertion"), _cases())

@@ -129,6 +129,9 @@ def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
     usage = pick_usage(attrs, USAGE_KEYS)
     if usage:
         step.usage = usage
+    instructions = params.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        step.system = [instructions]  # a Responses-API request's instructions
     step.input_messages = Lazy(_llm_inputs, attrs, step)
     step.output_messages = Lazy(_llm_outputs, attrs, step)
     finish = attrs.get("llm.finish_reason")

@@ -15,7 +15,7 @@ from typing import Any
 from tracescore.model import Message, TextPart, ToolCallStep, ToolInvocation, ToolInvocationPart
 
 from ._conversation import agent_input, in_nested, scope
-from ._plumbing import FINAL_ANSWER_TOOLS, answer_of
+from ._plumbing import FINAL_ANSWER_TOOLS, answer_of, is_control
 from ._steps import RUN_KINDS, TOOL_KINDS, Result, Step
 
 
@@ -79,7 +79,7 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
             calls.append((seq, step))
             for msg in step.output_messages or []:
                 for call in msg.calls:
-                    if call.name in FINAL_ANSWER_TOOLS:
+                    if is_control(call.name):
                         continue
                     if call.id and call.id in by_id:
                         entry = by_id[call.id]
@@ -201,6 +201,9 @@ def final_text(agent: Step, calls: list[Step] | None = None) -> str:
             for call in msg.calls:
                 if call.name in FINAL_ANSWER_TOOLS:
                     return answer_of(call)
+    for child in reversed(nested_runs(agent)):
+        if child.hint == "handoff":
+            return final_text(child)  # the run ended by handing off: the answer is theirs
     return ""
 
 

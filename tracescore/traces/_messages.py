@@ -427,7 +427,8 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
     for index in sorted(contents):
         item = contents[index]
         if item.get("type", "text") == "text" and isinstance(item.get("text"), str):
-            parts.append(item["text"])
+            if item["text"] != content:  # the Agents SDK writes the text in both places
+                parts.append(item["text"])
         elif "image.url" in item or item.get("type") == "image":
             parts.append(File(url=item.get("image.url") or item.get("image")))
     for index in sorted(calls):

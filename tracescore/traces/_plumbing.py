@@ -12,6 +12,11 @@ Rules:
   {"tool_call_id": ...}}``) are unwrapped to the arguments (and the call id); a result written
   as a LangChain ``ToolMessage`` (``{"output": {...ToolMessage}}``, ``{"type": "tool", "data":
   {...}}``) is its content.
+- **Handoffs are control, and the handed-to agent runs inside the agent that handed off.** A
+  ``transfer_to_<agent>`` tool (OpenAI Agents SDK) or a ``handoff to <agent>`` tool span is
+  not a tool call of the run; the agent run it names, which the SDK traces as a later sibling,
+  becomes a child of the agent that handed off (its trajectory shows the handed-to run as a
+  child, and its answer is the handed-to agent's answer).
 - **A tool span that records only its name and call id** gets its args and result from the run's
   conversation (the call the model made, the tool message it was given next).
 """
@@ -25,13 +30,52 @@ from ._values import langchain_message, parse_json
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer"})
 """Tools whose call is the run's final answer (smolagents)."""
+HANDOFF_PREFIXES = ("transfer_to_", "handoff to ")
+"""Tool names that hand the conversation to another agent (OpenAI Agents SDK)."""
+
+
+def is_control(name: str | None) -> bool:
+    """A tool name that is control (a final answer or a handoff), not a tool call of the run."""
+    return name is not None and (name in FINAL_ANSWER_TOOLS or name.startswith(HANDOFF_PREFIXES))
+
+
+def handoffs(tools: list[Step]) -> None:
+    """Move each handed-to agent run under the agent that handed off to it (``tools``: the
+    handoff tool steps, already dropped to control)."""
+    for tool in tools:
+        name = tool.tool_name or tool.name
+        target = next(name[len(p) :] for p in HANDOFF_PREFIXES if name.startswith(p)).strip()
+        owner = tool.parent
+        while owner is not None and owner.kind != "agent_run":
+            owner = owner.parent
+        if owner is None or not target:
+            continue
+        node: Step | None = owner
+        while node is not None and node.parent is not None:
+            siblings = node.parent.children
+            for sibling in siblings[siblings.index(node) + 1 :]:
+                if sibling.kind == "agent_run" and target in (sibling.name, sibling.agent_id):
+                    siblings.remove(sibling)
+                    sibling.parent = owner
+                    owner.children.append(sibling)
+                    sibling.hint = "handoff"
+                    note(sibling, f"handed off to by {owner.name!r} ({owner.span_id}): its child")
+                    break
+            else:
+                node = node.parent
+                continue
+            break
 
 
 def control_tool(step: Step) -> None:
-    """Drop a final-answer tool step to control (called for tool steps as they are built)."""
+    """Drop a final-answer or handoff tool step to control (for tool steps as they are built)."""
     step.kind = "generic"
-    step.hint = "final_answer"
-    note(step, f"{step.tool_name} tool: the run's final answer, not a tool call (dropped)")
+    if step.tool_name in FINAL_ANSWER_TOOLS:
+        step.hint = "final_answer"
+        note(step, f"{step.tool_name} tool: the run's final answer, not a tool call (dropped)")
+    else:
+        step.hint = "handoff"
+        note(step, f"{step.tool_name!r}: a handoff to another agent, not a tool call (dropped)")
 
 
 def unwrap_payloads(step: Step) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ._adapters import adapt_span
 from ._collapse import adopt_bodies, classify, collapse_wrappers, implicit_agent
 from ._model_calls import resolve_calls
-from ._plumbing import FINAL_ANSWER_TOOLS, complete_tools, control_tool, unwrap_payloads
+from ._plumbing import complete_tools, control_tool, handoffs, is_control, unwrap_payloads
 from ._steps import TOOL_KINDS, Step
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(roots_of)]
     built: list[Step] = []
     empties: list[Step] = []
+    handed: list[Step] = []
     pop, push = stack.pop, stack.append
     while stack:
         span, parent = pop()
         step = adapt_span(span)
         if step.kind in TOOL_KINDS:
             unwrap_payloads(step)
-            if step.tool_name in FINAL_ANSWER_TOOLS:
+            if is_control(step.tool_name):
                 control_tool(step)
+                if step.hint == "handoff":
+                    handed.append(step)
         built.append(step)
         if step.kind == "agent_run" and not span.children:
             empties.append(step)
@@ -53,6 +56,8 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
             parent.children.append(step)
         for child in reversed(span.children):
             push((child, step))
+    if handed:
+        handoffs(handed)
     if empties:
         adopt_bodies(empties)
     for root in roots:
