@@ -180,7 +180,8 @@ def _trajectory(v: _View) -> None:
     flat = [(s.step_type, s.name if s.step_type == "tool_call" else None) for s in steps]
     assert flat == (LOOP if _tools(v.scenario) else LOOP[:1])
     models = [s for s in steps if s.step_type == "model_generation"]
-    assert all(s.model_id and s.model_id.startswith(SCENARIO["model"]["requested"]) for s in models)
+    # The requested model, maybe with a router's provider prefix (LiteLLM's "openai/…").
+    assert all(s.model_id and SCENARIO["model"]["requested"] in s.model_id for s in models)
     tools = [s for s in steps if s.step_type == "tool_call"]
     assert [(s.tool_args, s.tool_result) for s in tools] == [
         (args, result) for _, args, result, _ in _tools(v.scenario)
@@ -260,16 +261,27 @@ def _norm(name: str) -> str:
 
 
 def _workflow_shape(v: _View) -> None:
-    """Steps in order, the nested agent a child of the middle one."""
+    """Steps in order, the nested agent a child of the middle one (or, where the framework makes
+    the agent itself a node of the workflow, the middle node)."""
     trajectory = extract_trajectory_from_trace(v.trace)
-    names = [_norm(s.name) for s in trajectory.steps]
-    assert names == ["parse-request", "ask-weather-agent", "format-report"]
-    assert [s.step_type for s in trajectory.steps] == ["workflow_step"] * 3
+    steps = trajectory.steps
+    names = [_norm(s.name) for s in steps]
+    assert [names[0], names[-1]] == ["parse-request", "format-report"] and len(steps) == 3
+    middle = steps[1]
+    if middle.step_type == "agent_run":  # Google ADK: the agent node is the step
+        nested = middle
+        assert [s.step_type for s in (steps[0], steps[2])] == ["workflow_step"] * 2
+    else:
+        assert names[1] == "ask-weather-agent"
+        assert [s.step_type for s in steps] == ["workflow_step"] * 3
+        [nested] = middle.children or []
     raw = trajectory.raw_workflow_result
-    assert raw is not None and [_norm(p) for p in raw.step_execution_path] == names
-    [nested] = trajectory.steps[1].children
+    assert raw is not None
+    assert [_norm(p) for p in raw.step_execution_path] == [
+        n for n, s in zip(names, steps, strict=True) if s.step_type == "workflow_step"
+    ]
     assert nested.step_type == "agent_run"
-    assert nested.metadata["span_id"] == v.run.span_id
+    assert nested.metadata is not None and nested.metadata["span_id"] == v.run.span_id
 
 
 def _nested_agent(v: _View) -> None:
@@ -311,6 +323,13 @@ WORKFLOW_ASSERTIONS: dict[str, Callable[[_View], None]] = {
 }
 
 
+# Gaps a client's CLIENT.json states in its ``where`` text but not under an assertion name.
+STATED_GAPS = {
+    ("py-crewai-openinference", "turn2", "history_tools"): "the app hands CrewAI turn 1 as "
+    "user and assistant text only, without its tool calls (CLIENT.json where.history)",
+}
+
+
 def _cases() -> list[Any]:
     out = []
     for folder, scenario in ALL_CASES:
@@ -336,7 +355,7 @@ ASSERTIONS = {
 def test_client_scenario(folder: str, scenario: str, assertion: str) -> None:
     """One assertion on one scenario trace of one client (skipped where the client says it does
     not capture that)."""
-    reason = gaps(folder, scenario).get(assertion)
+    reason = gaps(folder, scenario).get(assertion) or STATED_GAPS.get((folder, scenario, assertion))
     if reason is not None:
         pytest.skip(f"{folder} {scenario}: {reason}")
     ASSERTIONS[assertion](_view(folder, scenario))

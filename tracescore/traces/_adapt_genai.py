@@ -40,6 +40,7 @@ _OPERATIONS = {
     "retrieval": "retrieval",
     "retrieve": "retrieval",
     "create_agent": "generic",
+    "invoke_node": "workflow_step",  # Google ADK's workflow nodes
 }
 USAGE_KEYS = (
     ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
@@ -199,6 +200,9 @@ def adapt(span: Span, step: Step) -> None:
         step.workflow_id = step.name
     elif kind == "tool_call":
         _adapt_tool(span, step, attrs)
+    elif kind == "workflow_step":
+        step.name = strip_prefix(span.name, "invoke_node ")
+        step.step_id = step.step_id or step.name
     elif kind in ("model_generation", "embedding") and step.model:
         step.name = step.model
 

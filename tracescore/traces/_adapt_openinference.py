@@ -99,8 +99,8 @@ def adapt(span: Span, step: Step) -> None:
         step.tool_result = _tool_output(step.output, step)
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
-        # smolagents names the span "<agent name>.run"
-        step.name = str(name) if name else span.name.removesuffix(".run") or span.name
+        # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"
+        step.name = str(name) if name else _entry_name(span.name)
         step.agent_id = step.name
         if step.input is not None:
             step.input_messages = parse_messages(step.input, default_role="user")
@@ -191,6 +191,13 @@ def _call_kwargs(value: Any) -> Any:
         if not value.get("args") and isinstance(value["kwargs"], dict):
             return value["kwargs"]
     return value
+
+
+def _entry_name(name: str) -> str:
+    for suffix in (".run", ".kickoff"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _tool_output(value: Any, step: Step) -> Any:

@@ -24,8 +24,7 @@ Rules, applied top-down once every span has its adapted step:
   model-call wrappers.
 - **An unrecognised span directly under a workflow run** is one of its steps.
 - **Wrapper runs collapse onto the agent.** A workflow run or agent run whose only run beneath
-  is one agent run, with no workflow step, model call or tool call of its own outside it, is a
-  wrapper (Google ADK's ``invoke_workflow X`` → ``invoke_agent X``; OpenLLMetry's empty
+  is one agent run, with no other span beside the path down to it, is a wrapper (Google ADK's ``invoke_workflow X`` → ``invoke_agent X``; OpenLLMetry's empty
   ``invoke_agent X`` over ``X.workflow``): it becomes plumbing, so the agent below is the target;
   the agent inherits the wrapper's input and conversation id when it has none.
 - **A plain root over model or tool calls**, with no agent or workflow run anywhere, is an
@@ -156,21 +155,33 @@ def _holds_calls(step: Step) -> tuple[bool, bool]:
     return False, has_model
 
 
+ENTRY_SUFFIXES = (".run", ".kickoff")
+"""Method names frameworks name a run's entry span by (``X.run``, CrewAI's ``X.kickoff``)."""
+
+
+def entry_prefix(name: str) -> str:
+    """``X.`` of an entry span named ``X.run`` / ``X.kickoff`` (empty for any other name)."""
+    for suffix in ENTRY_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix) + 1]
+    return ""
+
+
 def _workflow_entry(step: Step) -> bool:
-    """A workflow's entry span named ``X.run`` whose children include ``X.<step>`` spans
-    (LlamaIndex Workflows: ``TravelWeatherWorkflow.run`` over ``….parse_request``)."""
-    name = step.span_name
-    if not name.endswith(".run"):
-        return False
-    prefix = name[: -len("run")]
-    return any(c.span_name.startswith(prefix) and c.span_name != name for c in step.children)
+    """A workflow's entry span named ``X.run``/``X.kickoff`` whose children include
+    ``X.<step>`` spans (LlamaIndex Workflows: ``TravelWeatherWorkflow.run`` over
+    ``….parse_request``; CrewAI Flows: ``<flow>.kickoff`` over ``<flow>.<method>``)."""
+    prefix = entry_prefix(step.span_name)
+    return bool(prefix) and any(
+        c.span_name.startswith(prefix) and c.span_name != step.span_name for c in step.children
+    )
 
 
 def _classify_chain(step: Step) -> None:
     parent = step.parent
     if parent is not None and parent.kind == "workflow_run":
         step.kind = "workflow_step"
-        prefix = parent.span_name[: -len("run")] if parent.span_name.endswith(".run") else ""
+        prefix = entry_prefix(parent.span_name)
         if prefix and step.name.startswith(prefix):
             step.name = step.name[len(prefix) :]  # TravelWeatherWorkflow.parse_request
         step.step_id = step.step_id or step.name
@@ -185,6 +196,8 @@ def _classify_chain(step: Step) -> None:
     has_agent, has_model = (False, False) if workflow else _holds_calls(step)
     if not workflow and not has_agent and has_model:
         step.kind = "agent_run"
+        if step.name == step.span_name and entry_prefix(step.name):
+            step.name = entry_prefix(step.name)[:-1]  # FunctionAgent.run → FunctionAgent
         step.agent_id = step.agent_id or step.name
         step.hint = "implicit_agent"
         where = "outermost chain" if above is None else "chain inside a workflow"
@@ -201,6 +214,8 @@ def _classify_chain(step: Step) -> None:
     if step.children:
         step.kind = "workflow_run"
         step.workflow_id = step.workflow_id or step.name
+        if workflow and step.name == step.span_name:
+            step.name = entry_prefix(step.name)[:-1]
         why = "X.run over X.<step> spans" if workflow else "over agents or plain steps"
         note(step, f"chain {why}: a workflow run")
     else:
@@ -278,12 +293,11 @@ def _only_agent_below(run: Step) -> Step | None:
         return None
     if run.kind == "agent_run" and not _same_agent(run, agent) and run.has_input_messages:
         return None
-    # Beside the path down to the agent, only empty plain spans: a chain there is a step.
+    # Nothing beside the path down to the agent: a span there is a step of the run.
     node: Step = agent
     while node is not run and node.parent is not None:
-        for sibling in node.parent.children:
-            if sibling is not node and (sibling.hint == "chain" or sibling.children):
-                return None
+        if len(node.parent.children) > 1:
+            return None
         node = node.parent
     return agent
 
