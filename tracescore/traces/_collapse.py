@@ -24,9 +24,11 @@ Rules, applied top-down once every span has its adapted step:
   model-call wrappers.
 - **An unrecognised span directly under a workflow run** is one of its steps.
 - **Wrapper runs collapse onto the agent.** A workflow run or agent run whose only run beneath
-  is one agent run, with no other span beside the path down to it, is a wrapper (Google ADK's ``invoke_workflow X`` → ``invoke_agent X``; OpenLLMetry's empty
-  ``invoke_agent X`` over ``X.workflow``): it becomes plumbing, so the agent below is the target;
-  the agent inherits the wrapper's input and conversation id when it has none.
+  is one agent run, with no other span beside the path down to it, is a wrapper (Google ADK's
+  ``invoke_workflow X`` → ``invoke_agent X``; OpenLLMetry's empty ``invoke_agent X`` over
+  ``X.workflow``; the Agents SDK's trace-named AGENT span): it becomes plumbing, so the agent
+  below is the target; the agent inherits the wrapper's input and conversation id when it has
+  none.
 - **A plain root over model or tool calls**, with no agent or workflow run anywhere, is an
   implicit agent run (an app that instruments only its LLM client under its own span).
 - **A plain LLM-call trace** (only model calls, maybe tools, no run and no plain root over
