@@ -314,7 +314,7 @@ def _same_agent(outer: Step, inner: Step) -> bool:
 def implicit_agent(root: Step) -> None:
     """A plain root span over model or tool calls and no run is the trace's agent run; with no
     plain root, the outermost model step stands as the agent (a plain LLM-call trace)."""
-    if root.hint is not None and root.kind == "generic":
+    if root.kind not in MODEL_KINDS and (root.kind != "generic" or root.hint is not None):
         return
     has_work = False
     outermost_model: Step | None = root if root.kind in MODEL_KINDS else None

@@ -17,6 +17,9 @@ Rules:
   not a tool call of the run; the agent run it names, which the SDK traces as a later sibling,
   becomes a child of the agent that handed off (its trajectory shows the handed-to run as a
   child, and its answer is the handed-to agent's answer).
+- **A span named by a tool the model just asked for is that tool's step.** A plain span (no
+  convention kind: a function traced by hand, OpenLIT's ``@openlit.trace``) directly after a
+  model call that asked for a tool of its name, or beneath that call, is the tool's execution.
 - **A tool span that records only its name and call id** gets its args and result from the run's
   conversation (the call the model made, the tool message it was given next).
 """
@@ -103,6 +106,53 @@ def unwrap_payloads(step: Step) -> None:
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
         step.tool_result = result
+
+
+def named_tool_spans(candidates: list[Step]) -> None:
+    """Plain leaf spans named by a tool the preceding model call asked for become its steps."""
+    claimed: set[int] = set()
+    for step in candidates:
+        call = _preceding_call(step)
+        if call is None:
+            continue
+        for msg in call.output_messages or []:
+            for asked in msg.calls:
+                if asked.name == step.name and id(asked) not in claimed:
+                    claimed.add(id(asked))
+                    step.kind = "tool_call"
+                    step.tool_name = step.name
+                    step.tool_call_id = step.tool_call_id or asked.id
+                    if step.tool_args is None and step._input is not None:
+                        step.tool_args = step.input
+                    if step.tool_result is None and step._output is not None:
+                        step.tool_result = step.output
+                    note(
+                        step,
+                        f"plain span named by the tool model call {call.span_id} asked "
+                        "for: that tool's execution",
+                    )
+                    break
+            if step.kind == "tool_call":
+                break
+
+
+def _preceding_call(step: Step) -> Step | None:
+    """The model call right before ``step`` among its siblings (or its parent, when that is a
+    model call)."""
+    parent = step.parent
+    if parent is None:
+        return None
+    if parent.is_model_call:
+        return parent
+    siblings = parent.children
+    for sibling in reversed(siblings[: siblings.index(step)]):
+        last: Step | None = None
+        for below in sibling.walk():
+            if below.is_model_call:
+                last = below
+        if last is not None:
+            return last
+    return None
 
 
 def answer_of(call: Call) -> str:

@@ -7,8 +7,10 @@ framework-neutral rules on the tree, each module with its rules in its docstring
    runs collapsed onto the agent they wrap, implicit agent runs and plain LLM-call traces.
 2. ``_model_calls``: which model steps are single calls (tokens counted once), wrappers lending
    their one call what it lacks, request-preparation spans dropped.
-3. ``_plumbing``: control tools (a final-answer tool) as their spans are built; tool steps
-   completed from the conversation once model calls are known.
+3. ``_plumbing``: tool payloads unwrapped and control tools (a final answer, a handoff) as their
+   spans are built, handed-to agents moved under the agent that handed off; once model calls
+   are known, plain spans named by an asked-for tool become its steps and tool steps are
+   completed from the conversation.
 
 The agent's conversation derived from its model calls is ``_conversation``'s; which step a
 scorer looks at is ``_targets``'. Each rule that changes a step records why in ``Step.notes``
@@ -22,7 +24,14 @@ from typing import TYPE_CHECKING
 from ._adapters import adapt_span
 from ._collapse import adopt_bodies, classify, collapse_wrappers, implicit_agent
 from ._model_calls import resolve_calls
-from ._plumbing import complete_tools, control_tool, handoffs, is_control, unwrap_payloads
+from ._plumbing import (
+    complete_tools,
+    control_tool,
+    handoffs,
+    is_control,
+    named_tool_spans,
+    unwrap_payloads,
+)
 from ._steps import TOOL_KINDS, Step
 
 if TYPE_CHECKING:
@@ -36,6 +45,7 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     built: list[Step] = []
     empties: list[Step] = []
     handed: list[Step] = []
+    plain_leaves: list[Step] = []
     pop, push = stack.pop, stack.append
     while stack:
         span, parent = pop()
@@ -47,8 +57,11 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
                 if step.hint == "handoff":
                     handed.append(step)
         built.append(step)
-        if step.kind == "agent_run" and not span.children:
-            empties.append(step)
+        if not span.children:
+            if step.kind == "agent_run":
+                empties.append(step)
+            elif step.kind == "generic" and step.hint is None and parent is not None:
+                plain_leaves.append(step)
         if parent is None:
             roots.append(step)
         else:
@@ -66,6 +79,8 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
         implicit_agent(root)
     for root in roots:
         resolve_calls(root)
+    if plain_leaves:
+        named_tool_spans(plain_leaves)
     # Every step is in ``built`` (the rules change kinds and fields, not the tree).
     incomplete = any(
         step.kind in TOOL_KINDS
