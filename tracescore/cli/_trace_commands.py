@@ -45,6 +45,13 @@ def trace_group() -> None:
     help="Print what a scorer would see (input, output, trajectory) as JSON.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the normalized step tree as JSON.")
+@click.option(
+    "--explain",
+    "show_explain",
+    is_flag=True,
+    help="Per span: the adapter that claimed it, the step it became (or why it was dropped) "
+    "and why; and why the default target was chosen (with --json: as JSON).",
+)
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="HTTP timeout (s).")
 def show(
     trace_id: str,
@@ -54,6 +61,7 @@ def show(
     span_id: str | None,
     show_scorer_input: bool,
     as_json: bool,
+    show_explain: bool,
     timeout_s: float,
 ) -> None:
     """Print the normalized step tree of TRACE_ID (agent runs, model calls, tool calls, ...)."""
@@ -61,6 +69,8 @@ def show(
         SpanNotFound,
         Trace,
         TraceNotFound,
+        explain,
+        render_explain,
         render_tree,
         scorer_input,
         step_summary,
@@ -85,6 +95,11 @@ def show(
         except (SpanNotFound, TraceNotFound) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    elif show_explain:
+        if as_json:
+            click.echo(json.dumps(explain(trace), indent=2, ensure_ascii=False, default=str))
+        else:
+            click.echo(render_explain(trace))
     elif as_json:
         steps = [step_summary(step) for step in trace.steps]
         click.echo(json.dumps({"trace_id": trace.trace_id, "steps": steps}, indent=2, default=str))

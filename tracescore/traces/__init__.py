@@ -7,6 +7,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._errors import SpanNotFound, TraceError, TraceNotFound
+from ._explain import explain, render_explain
 from ._render import render_tree, step_summary
 from ._runs import (
     scorer_input,
@@ -16,9 +17,10 @@ from ._runs import (
     trace_to_trajectory_run,
     trace_to_workflow_run,
 )
+from ._span import Span
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
-from ._trace import Span, Trace, load_trace
+from ._trace import Trace, load_trace
 from ._trajectory import extract_trajectory_from_trace
 
 __all__ = [
@@ -36,9 +38,11 @@ __all__ = [
     "agent_input",
     "agent_output",
     "default_target",
+    "explain",
     "extract_trajectory_from_trace",
     "find_target_spans",
     "load_trace",
+    "render_explain",
     "render_tree",
     "scorer_input",
     "step_summary",
