@@ -25,6 +25,7 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
+from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for
@@ -33,10 +34,12 @@ from ._scheduler import LiveScheduler
 from ._selection import INTERNAL_MARKER
 from ._setup import check_filters, load_live_config
 from ._stats import LiveStats
+from ._totals import AgentSpendStats, TotalsMaintainer, price_calls
 
 __all__ = [
     "INTERNAL_MARKER",
     "TARGETS",
+    "AgentSpendStats",
     "BudgetGuard",
     "BudgetSettings",
     "BudgetUsage",
@@ -44,12 +47,15 @@ __all__ = [
     "LiveScheduler",
     "LiveSettings",
     "LiveStats",
+    "ModelPrice",
     "PairKey",
+    "Pricing",
     "RegisteredScorer",
     "Registry",
     "RetryDecision",
     "RetryPolicy",
     "ScorerEntry",
+    "TotalsMaintainer",
     "answer_relevancy_scorer",
     "backfill",
     "build_scorer",
@@ -60,7 +66,9 @@ __all__ = [
     "load_live_config",
     "over_budget_reason",
     "parse_live_settings",
+    "parse_pricing",
     "parse_scorer_entries",
+    "price_calls",
     "sample_fraction",
     "score_id_for",
     "scorer_summary",

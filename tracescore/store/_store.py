@@ -31,6 +31,7 @@ from ._errors import StoreClosed, StoreError, StoreUnavailable
 from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
+from ._traces_table import merge_span_batch
 from ._writer import Writer, WriterStats, is_fatal, unregister_quietly
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,7 @@ class Store:
                 max_pending_bytes=self._max_pending_bytes,
                 max_batch_bytes=self._max_batch_bytes,
                 reopen=self._reopen if self.path != ":memory:" else None,
+                span_hook=merge_span_batch,
             )
             self._writer.start()
         return self
