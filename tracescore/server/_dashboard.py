@@ -1,7 +1,8 @@
 """The built-in web dashboard: static pages at ``/`` and the JSON routes they need beyond the API.
 
-``mount_dashboard(app)`` serves ``dashboards/web/index.html`` at ``/`` and its assets under
-``/ui/`` (plain files, no build step, no CDN), and adds two read-only routes:
+``mount_dashboard(app)`` serves the page files shipped inside the package (``tracescore/_web``;
+``dashboards/web`` in a checkout is a link to it) at ``/`` and under ``/ui/`` (plain files, no
+build step, no CDN), and adds two read-only routes:
 
 - ``GET /api/traces/{trace_id}/scorer-input[?span_id=]``: what a scorer would see for the trace
   (``tracescore.traces.scorer_input``), as JSON.
@@ -22,8 +23,8 @@ from fastapi import FastAPI, HTTPException, Request
 
 log = logging.getLogger(__name__)
 
-WEB_DIR = Path(__file__).resolve().parents[2] / "dashboards" / "web"
-"""Where the dashboard's files live in a source checkout (``dashboards/web``)."""
+WEB_DIR = Path(__file__).resolve().parents[1] / "_web"
+"""Where the dashboard's files live: package data (``tracescore/_web``), so a wheel carries them."""
 
 _TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
 _SPAN_ID = re.compile(r"^[0-9a-fA-F]{16}$")
@@ -36,7 +37,7 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     """Serve the dashboard pages at ``/`` and add the dashboard's JSON routes to ``app``.
 
     The store is read from ``app.state.store`` at request time. ``web_dir`` overrides where the
-    page files are (default: ``dashboards/web`` of the source tree).
+    page files are (default: the package's ``_web`` folder).
     """
     from fastapi import APIRouter
     from fastapi.responses import FileResponse, HTMLResponse
