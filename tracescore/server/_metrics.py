@@ -26,7 +26,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from starlette.responses import Response
 
-
 SCORE_STATUSES = ("success", "failed", "not_scorable")
 TOKEN_KINDS = ("input", "output")
 REJECT_REASONS = ("invalid_id", "invalid_record", "decode_error", "too_large", "queue_full")
