@@ -67,7 +67,7 @@ def serve_command(
     log_level: str | None,
 ) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC), store them in DuckDB, serve the API."""
-    from tracescore.server import ConfigError, check_bind, load_settings, serve
+    from tracescore.server import ConfigError, ServeError, check_bind, load_settings, serve
 
     try:
         settings = load_settings(
@@ -88,8 +88,16 @@ def serve_command(
         serve(settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    except ServeError as exc:
+        raise CannotStart(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"cannot start the server: {exc}") from None
+        raise CannotStart(f"cannot start the server: {exc}") from None
+
+
+class CannotStart(click.ClickException):
+    """The server cannot start (a port in use, the database held elsewhere): exit code 2."""
+
+    exit_code = 2
 
 
 COMMANDS.append(serve_command)

@@ -7,7 +7,7 @@
 
 from ._api import EXPORT_TIME_COLUMNS, span_tree
 from ._app import DEFAULT_HOOKS, DEFAULT_MOUNTS, LifespanHook, create_app, open_store
-from ._errors import ConfigError
+from ._errors import ConfigError, ServeError
 from ._handlers import error_body
 from ._ingest_stats import IngestStats
 from ._serve import serve
@@ -29,6 +29,7 @@ __all__ = [
     "ConfigError",
     "IngestStats",
     "LifespanHook",
+    "ServeError",
     "Settings",
     "check_bind",
     "create_app",

@@ -3,7 +3,8 @@
 ::
 
     TracescoreError
-    └── ConfigError      a bad config file, key, environment variable or flag (names which)
+    ├── ConfigError      a bad config file, key, environment variable or flag (names which)
+    └── ServeError       the server cannot start: a port in use, the database held elsewhere
 """
 
 from __future__ import annotations
@@ -15,4 +16,8 @@ class ConfigError(TracescoreError):
     """The configuration is invalid; the message names the key and where it came from."""
 
 
-__all__ = ["ConfigError"]
+class ServeError(TracescoreError):
+    """``serve`` cannot start; the message is one sentence saying what to change."""
+
+
+__all__ = ["ConfigError", "ServeError"]
