@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 WEB_DIR = Path(__file__).resolve().parents[1] / "_web"
 """Where the dashboard's files live: package data (``tracescore/_web``), so a wheel carries them."""
 
-_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
 _SPAN_ID = re.compile(r"^[0-9a-fA-F]{16}$")
 # Step fields the dashboard does not need: the parent link is a cycle, raw attributes are on the
 # span already (GET /api/traces/{id}).
@@ -64,7 +63,7 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     def get_steps(request: Request, trace_id: str) -> Any:
         """The normalized step tree of this trace (one root step per root span)."""
         trace = _load(request, trace_id)
-        return {"trace_id": trace_id.lower(), "steps": [step_to_dict(s) for s in trace.steps]}
+        return {"trace_id": trace.trace_id, "steps": [step_to_dict(s) for s in trace.steps]}
 
     app.include_router(router)
 
@@ -96,12 +95,17 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
 
 
 def _load(request: Request, trace_id: str) -> Any:
+    """The trace a full id or a unique 8+ digit prefix names (run in FastAPI's thread pool)."""
     from tracescore.traces import TraceNotFound, load_trace
 
-    if not _TRACE_ID.match(trace_id):
-        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    from ._errors import TraceIdError
+    from ._trace_ids import resolve_trace_id
+
+    store = request.app.state.store
     try:
-        return load_trace(request.app.state.store, trace_id.lower())
+        return load_trace(store, resolve_trace_id(store.read, trace_id))
+    except TraceIdError as exc:
+        raise HTTPException(exc.status_code, str(exc)) from None
     except TraceNotFound as exc:
         raise HTTPException(404, str(exc)) from exc
 
