@@ -244,7 +244,14 @@ def export_command(
         _export_from_file(db, table, since, target)
     else:
         _export_from_server(url or DEFAULT_URL, api_key, table, since, target, timeout_s)
-    click.echo(f"wrote {target}", err=True)
+    import pyarrow.parquet as pq
+
+    rows = pq.read_metadata(target).num_rows
+    source = click.get_current_context().get_parameter_source("table")
+    hint = (" (the default table; --table picks logs, traces, scores, judge_executions or "
+            "scoring_decisions)" if source == click.core.ParameterSource.DEFAULT else "")
+    click.echo(f"wrote {rows} row{'' if rows == 1 else 's'} of {table}{hint} to {target}",
+               err=True)
 
 
 def _export_from_file(db: str, table: str, since: str | None, target: Path) -> None:
