@@ -7,6 +7,8 @@ build step, no CDN), and adds two read-only routes:
 - ``GET /api/traces/{trace_id}/scorer-input[?span_id=]``: what a scorer would see for the trace
   (``tracescore.traces.scorer_input``), as JSON.
 - ``GET /api/traces/{trace_id}/steps``: the normalized step tree (``Trace.steps``), as JSON.
+- ``GET /api/dashboard/info``: the server's real HTTP and gRPC ports (for the set-up hints).
+- ``GET /api/dashboard/schema``: tables, columns, types and column docs (the SQL page's panel).
 
 The pages read everything else through ``POST /api/sql`` and ``GET /api/traces[/{id}]``.
 """
@@ -65,6 +67,31 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
         trace = _load(request, trace_id)
         return {"trace_id": trace.trace_id, "steps": [step_to_dict(s) for s in trace.steps]}
 
+    @router.get("/api/dashboard/info", tags=["dashboard"])
+    def get_info(request: Request) -> dict[str, Any]:
+        """The server's listeners, for the pages' set-up hints (the real ports, not defaults)."""
+        state = request.app.state
+        settings = state.settings
+        return {
+            "http_port": getattr(state, "http_port", None) or settings.http_port,
+            "grpc_port": state.grpc_port if settings.grpc else None,
+        }
+
+    @router.get("/api/dashboard/schema", tags=["dashboard"])
+    def get_schema(request: Request) -> dict[str, Any]:
+        """Tables and views users query, with each column's type and its one-line doc."""
+        rows = request.app.state.store.read(SCHEMA_SQL)
+        docs = _schema_docs(web)
+        tables: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            name = row["table_name"]
+            table = tables.setdefault(name, {
+                "name": name, "kind": "view" if row["table_type"] == "VIEW" else "table",
+                "columns": []})
+            table["columns"].append({"name": row["column_name"], "type": row["data_type"],
+                                     "doc": docs.get(name, {}).get(row["column_name"])})
+        return {"tables": list(tables.values())}
+
     app.include_router(router)
 
     if not (web / "index.html").is_file():
@@ -92,6 +119,26 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
             return response
 
     app.mount("/ui", _Assets(directory=web), name="dashboard")
+
+
+SCHEMA_SQL = """
+SELECT c.table_name, c.column_name, c.data_type, t.table_type
+FROM information_schema.columns c
+JOIN information_schema.tables t USING (table_catalog, table_schema, table_name)
+WHERE c.table_schema = 'main'
+ORDER BY t.table_type, c.table_name, c.ordinal_position
+"""
+
+
+def _schema_docs(web: Path) -> dict[str, dict[str, str]]:
+    """table → column → doc line, from ``schema-docs.json`` (made from docs/server.md)."""
+    import json
+
+    try:
+        docs: dict[str, dict[str, str]] = json.loads((web / "schema-docs.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return docs
 
 
 def _load(request: Request, trace_id: str) -> Any:

@@ -132,9 +132,16 @@
   };
 
   // ---- empty states ------------------------------------------------------------------------
-  TS.exporterHelp = function exporterHelp() {
+  /** The server's listeners (GET api/dashboard/info); {} when it cannot be read. */
+  TS.serverInfo = function serverInfo() {
+    return TS.api.get("api/dashboard/info").catch(() => ({}));
+  };
+
+  /** How to send traces here; `info` (TS.serverInfo()) gives the real gRPC port. */
+  TS.exporterHelp = function exporterHelp(info) {
     const origin = window.location.origin;
-    const grpc = origin.replace(/:\d+$/, "") + ":4317";
+    const grpcPort = info && info.grpc_port;
+    const grpc = grpcPort ? origin.replace(/^https?:/, "http:").replace(/:\d+$/, "") + ":" + grpcPort : null;
     const code = [
       "export OTEL_EXPORTER_OTLP_ENDPOINT=" + origin,
       "export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
@@ -148,8 +155,10 @@
       h("h3", {}, "No traces yet"),
       h("p", {}, "Point your agent's OpenTelemetry exporter at this server and run it once. Any OTel SDK reads these variables:"),
       h("pre", { class: "code" }, code),
-      h("p", {}, "OTLP/HTTP goes to ", h("code", {}, origin + "/v1/traces"), " (protobuf or JSON); OTLP/gRPC to ",
-        h("code", {}, grpc), " (", h("code", {}, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"), ")."),
+      h("p", {}, "OTLP/HTTP goes to ", h("code", {}, origin + "/v1/traces"), " (protobuf or JSON)",
+        grpc ? ["; OTLP/gRPC to ", h("code", { class: "grpc-endpoint" }, grpc), " (",
+          h("code", {}, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"), ")."]
+          : ". This server does not serve OTLP/gRPC (started with --no-grpc)."),
       h("p", {}, "Or send a few sample agent traces now: ", h("code", {}, "tracescore demo --url " + origin),
         ". Instrumentation recipes (OpenInference, OpenAI, Mastra, Vercel AI SDK) are in ",
         h("code", {}, "collectors/README.md"), "."),
