@@ -163,3 +163,61 @@ def test_fresh_data_fills_the_24_hour_chart(chromium: Any, tmp_path: Path) -> No
             assert dash.unexpected_errors() == []
         finally:
             dash.page.context.close()
+
+
+def test_trace_page_badges_labels_attributes_and_score_cards(dashboard: Dashboard) -> None:
+    from .conftest import AGENT, JUDGE_PROMPT
+
+    expect = _expect()
+    page = dashboard.open(f"traces/{AGENT['traceId']}")
+    rows = page.locator(".waterfall .wf-row:not(.wf-head)")
+    chat = rows.filter(has_text="chat gpt-4o-mini").first
+    expect(chat.locator(".wf-model")).to_have_attribute("title", re.compile(r"^model gpt-4o-mini"))
+    expect(chat.locator(".wf-tokens")).to_have_text(re.compile(r"^\d+→\d+ tok$"))
+    expect(rows.filter(has_text="execute_tool get_weather").locator(".wf-badge")).to_have_count(0)
+    # No duration label covers its bar (the ones inside a wide bar are meant to).
+    overlaps = page.evaluate("""() => [...document.querySelectorAll('.wf-row:not(.wf-head)')]
+        .map(r => [r.querySelector('.wf-bar').getBoundingClientRect(),
+                   r.querySelector('.wf-dur')])
+        .filter(([bar, label]) => !label.classList.contains('inside'))
+        .filter(([bar, label]) => { const l = label.getBoundingClientRect();
+                                    return l.left < bar.right - 1 && l.right > bar.left + 1; })
+        .length""")
+    assert overlaps == 0
+    # Message attributes read as a chat, not a JSON block.
+    chat.click()
+    details = page.locator("#span-details")
+    expect(details.locator(".attr-chat .message").first).to_be_visible()
+    dashboard.shot("first-hour-trace")
+
+    page.locator(".tab", has_text="Scores").click()
+    cards = page.locator(".score-card")
+    judged = cards.filter(has=page.locator("a.scorer-name", has_text="dash-relevancy"))
+    expect(judged.locator(".judge-line")).to_contain_text("412 in / 57 out tokens")
+    code = cards.filter(has=page.locator("a.scorer-name", has_text="no-tool-errors"))
+    expect(code).to_have_count(1)
+    expect(code.locator(".judge-line")).to_have_count(0)  # no judge ran: no "0 in / 0 out · $0"
+    judged.locator("summary", has_text="Prompts").click()
+    for summary in judged.locator(".executions details > summary").all():
+        summary.click()
+    expect(judged.locator(".same-prompt")).to_have_count(1)  # generate_reason's prompt, once
+    expect(judged.locator(".executions")).to_contain_text(JUDGE_PROMPT[:40])
+
+
+def test_step_tree_tool_calls_say_where_their_result_is(dashboard: Dashboard) -> None:
+    from .conftest import AGENT, AISDK, MASTRA
+
+    expect = _expect()
+    for trace in (AGENT, MASTRA, AISDK):
+        page = dashboard.open(f"traces/{trace['traceId']}?tab=steps")
+        tree = page.locator("#step-tree")
+        expect(tree).to_be_visible()
+        for summary in tree.locator("details > summary").all():
+            summary.click()
+        text = tree.inner_text()
+        assert "tool ?" not in text and "?result" not in text, trace["traceId"]
+        assert "[tool-result:" not in text  # a placeholder is said to be one, not shown as data
+        results = tree.locator(".tool-io")
+        expect(results.first).to_be_visible()
+        shown = "\n" + "\n".join(results.all_inner_texts()) + "\n"
+        assert "\nnull\n" not in shown, (trace["traceId"], shown[:2000])

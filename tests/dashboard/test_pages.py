@@ -115,7 +115,7 @@ def test_trace_page_waterfall_and_span_attributes(dashboard: Dashboard) -> None:
     expect(page.locator("#trace-title")).to_have_text("invoke_agent weather-agent")
     rows = page.locator(".waterfall .wf-row:not(.wf-head)")
     expect(rows).to_have_count(6)
-    assert rows.locator(".wf-name").all_inner_texts() == [
+    assert rows.locator(".wf-name .wf-label").all_inner_texts() == [
         "invoke_agent weather-agent",
         "chat gpt-4o-mini",
         "execute_tool get_weather",
