@@ -221,3 +221,27 @@ def test_step_tree_tool_calls_say_where_their_result_is(dashboard: Dashboard) ->
         expect(results.first).to_be_visible()
         shown = "\n" + "\n".join(results.all_inner_texts()) + "\n"
         assert "\nnull\n" not in shown, (trace["traceId"], shown[:2000])
+
+
+def test_scorers_page_shows_a_judge_paused_for_missing_credentials(
+    chromium: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expect = _expect()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    env = {"TRACESCORE_JUDGE_MODEL": "openai/gpt-4o-mini"}
+    with running_server(tmp_path / "paused.duckdb", args=["--no-grpc"], env=env) as server:
+        dash = open_dashboard(chromium, server)
+        try:
+            page = dash.open("scorers")
+            row = page.locator("tr", has=page.locator("a.scorer-name", has_text="faithfulness"))
+            expect(row.locator(".badge-bad")).to_have_text("paused")
+            expect(page.locator("ul.notes")).to_contain_text(
+                "faithfulness: judge openai/gpt-4o-mini has no credentials: set OPENAI_API_KEY")
+            live = page.locator("tr", has=page.locator("a.scorer-name", has_text="no-tool-errors"))
+            expect(live).to_contain_text("running")
+            dash.open("scorers/faithfulness")
+            expect(page.locator(".scorer-config .error-box")).to_contain_text("OPENAI_API_KEY")
+            dash.shot("first-hour-paused-judge")
+            assert dash.unexpected_errors() == []
+        finally:
+            dash.page.context.close()

@@ -37,6 +37,10 @@ def test_sql_formats_through_the_server(server: ServerProcess, project: str) -> 
     assert json.loads(out)[0] == {"name": "span-0", "project": project}
     code, out, _ = _run("sql", query, "--param", project, "--url", server.url, "--format", "csv")
     assert list(csv.reader(io.StringIO(out)))[:2] == [["name", "project"], ["span-0", project]]
+    # Times say their zone (the dashboard can show local time; the CLI shows UTC).
+    code, out, _ = _run("sql", "SELECT min(start_time) AS t FROM spans WHERE project = ?",
+                        "--param", project, "--url", server.url)
+    assert code == 0 and out.splitlines()[-1] == "(1 row; times are UTC)"
 
 
 def test_sql_errors_are_sentences(server: ServerProcess) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -207,8 +208,13 @@ def format_rows(columns: list[str], rows: list[list[Any]], output_format: str) -
 
     out = [line(columns), "-+-".join("-" * w for w in widths)]
     out.extend(line(row) for row in cells)
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    zone = "; times are UTC" if any(_TIMESTAMP.match(v) for row in cells for v in row) else ""
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}{zone})")
     return "\n".join(out) + "\n"
+
+
+# A stored time as the API sends it (naive UTC, ISO 8601): the table says which zone it is in.
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?$")
 
 
 COMMANDS.append(sql_command)
