@@ -150,14 +150,14 @@ class Registry:
         scorer: Scorer[Any, Any] | None = None
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
-<<<<<<< HEAD
-        elif entry.id is None and catalogue_factory(entry.use) is None:
-            # a catalogue id names the entry itself; an import path needs an id
-            raise ConfigError(f"{where}: key 'id': a disabled entry needs an id")
-=======
-        scorer_id = entry.id or (scorer.id if scorer is not None else
-                                 _disabled_id(entry, args, base_dir=base_dir, where=where))
->>>>>>> first-hour
+        if entry.id:
+            scorer_id = entry.id
+        elif scorer is not None:
+            scorer_id = scorer.id
+        elif catalogue_factory(entry.use) is not None:
+            scorer_id = entry.use  # a catalogue id names the entry itself
+        else:
+            scorer_id = _disabled_id(entry, args, base_dir=base_dir, where=where)
         item = RegisteredScorer(
             id=scorer_id,
             scorer=scorer, version=version, use=entry.use, target=entry.target,

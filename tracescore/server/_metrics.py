@@ -127,7 +127,8 @@ def _agent_families(totals: Any) -> Iterator[Any]:
     tokens = CounterMetricFamily("tracescore_agent_tokens", "Tokens of the agent's model calls",
                                  labels=["project", "model", "kind"])
     cost = CounterMetricFamily("tracescore_agent_cost_usd",
-                               "Cost of the agent's model calls in USD", labels=["project", "model"])
+                               "Cost of the agent's model calls in USD",
+                               labels=["project", "model"])
     unpriced = CounterMetricFamily("tracescore_agent_unpriced_calls",
                                    "Agent model calls with tokens but no known price",
                                    labels=["project", "model"])
