@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 DURATION_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds of ``tracescore_model_call_duration_seconds`` (seconds; +Inf implied)."""
 
-TOKEN_KINDS = (
+AGENT_TOKEN_KINDS = (
     ("input", "input_tokens"),
     ("output", "output_tokens"),
     ("cached", "cached_input_tokens"),
@@ -62,7 +62,7 @@ class AgentSpendStats:
         """Count one ``model_calls`` row (``sign=-1`` takes back a replaced one)."""
         project = str(call.get("project") or "default")
         model = str(call.get("model") or "unknown")
-        for kind, column in TOKEN_KINDS:
+        for kind, column in AGENT_TOKEN_KINDS:
             value = call.get(column)
             if value:
                 self.tokens_total[(project, model, kind)] += sign * int(value)
@@ -305,7 +305,7 @@ class TotalsMaintainer:
 
 __all__ = [
     "DURATION_BUCKETS_S",
-    "TOKEN_KINDS",
+    "AGENT_TOKEN_KINDS",
     "AgentSpendStats",
     "TotalsMaintainer",
     "price_calls",
