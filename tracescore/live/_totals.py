@@ -2,11 +2,12 @@
 
 Every ``interval_s`` it asks the store for stale traces that are ready (the live scheduler's
 rule: root seen and no span for ``settle_s``, or ``max_wait_s`` after the first span), at most
-``batch_size`` of them, oldest first; loads their spans in one read; builds each trace's step
-tree and its model calls (``tracescore.traces.trace_spend``); prices them (``Pricing``); and
-writes calls and totals in one writer transaction. A full batch is followed at once by the
-next, so a backlog (the backfill after an upgrade: the migration leaves every old trace
-stale) drains in batches, with progress logged, while the server serves.
+``batch_size`` of them, newest first (new traffic never waits behind a backfill); loads their
+spans in one read; builds each trace's step tree and its model calls
+(``tracescore.traces.trace_spend``); prices them (``Pricing``); and writes calls and totals in
+one writer transaction. A full batch is followed at once by the next, so a backlog (the
+backfill after an upgrade: the migration leaves every old trace stale) drains in batches, with
+progress logged, while the server serves.
 
 A span that arrives after its trace was computed makes it stale again; it is recomputed once it
 settles, its calls replaced. The counters in ``AgentSpendStats`` (``/metrics``) count the calls
