@@ -40,7 +40,7 @@ def resolve_calls(root: Step) -> list[Step]:
                 below.extend(lent)
         if step.kind in MODEL_KINDS:
             if not below:
-                if _is_request(step):
+                if step.usage is not None or _is_request(step):
                     step.is_model_call = True
                     below = [step]
                 else:
@@ -52,13 +52,11 @@ def resolve_calls(root: Step) -> list[Step]:
                     )
             elif len(below) == 1:
                 _lend(below[0], step)
-                note(step, f"wraps one model call ({below[0].span_id}): counted once, there")
             else:
                 for call in below:
                     if call.model is None and step.model is not None:
                         call.model = step.model
                         call.provider = call.provider or step.provider
-                note(step, f"wraps {len(below)} model calls: a wrapper, not a call")
             if len(below) == 1 and below[0].usage is None:
                 below[0].usage = _body_usage(step.attributes)
         calls_of[id(step)] = below
