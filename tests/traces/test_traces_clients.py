@@ -39,6 +39,7 @@ from .helpers import (
     fixture_trace,
     gaps,
     model_usage,
+    scenario_tools,
     scenarios,
 )
 
@@ -74,16 +75,7 @@ LOOP = [
 def _tools(scenario: str) -> list[tuple[str, Any, Any, str]]:
     if scenario == "turn2":
         return []
-    city = "Paris" if scenario == "turn1" else "Lisbon"
-    return [
-        (
-            "get_weather",
-            {"city": city},
-            {"city": city, "temperatureC": 18, "condition": "cloudy"},
-            "result",
-        ),
-        ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
-    ]
+    return scenario_tools("Paris" if scenario == "turn1" else "Lisbon")
 
 
 def _calls(messages: list[Message]) -> list[tuple[str, Any, Any, str]]:
