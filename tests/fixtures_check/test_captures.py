@@ -18,6 +18,9 @@ INDEX: dict[str, Any] = json.loads((FIXTURES / "INDEX.json").read_text())
 CAPTURES = sorted(p.parent.name for p in FIXTURES.glob("*/CLIENT.json"))
 CLIENT_KEYS = {"client", "versions", "instrumentation", "wire_format", "agent_name",
                "scenario_parts", "where", "gaps", "current_transform"}
+GAP_ASSERTIONS = {"input", "history", "system", "output", "tool_calls", "tool_args", "tool_results",
+                  "trajectory", "tokens", "workflow", "handoff", "nested_agent", "session",
+                  "agent_name", "tool_spans"}
 WHERE_KEYS = {"user_question", "system_prompt", "history", "final_text", "tool_args",
               "tool_results"}
 
@@ -65,4 +68,20 @@ def test_index_labels_match_the_client(folder: str) -> None:
         assert item["root"], f"{item['traceId']} has no root span"
     for gap in client["gaps"]:
         assert set(gap) == {"assertion", "scenarios", "reason"} and gap["reason"]
+        assert gap["assertion"] in GAP_ASSERTIONS
         assert set(gap["scenarios"]) <= set(labels)
+
+
+@pytest.mark.parametrize("folder", CAPTURES)
+def test_client_versions_are_the_pinned_ones(folder: str) -> None:
+    """CLIENT.json's versions are the ones the client's requirements.txt pins (no drift)."""
+    requirements = FIXTURES / "clients" / folder / "requirements.txt"
+    pins = dict(
+        line.lower().split("==", 1)
+        for line in requirements.read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    versions = _client(folder)["versions"]
+    assert versions
+    for package, version in versions.items():
+        assert pins.get(package.lower()) == version, (package, version)
