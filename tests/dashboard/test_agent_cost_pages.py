@@ -41,8 +41,8 @@ def test_traces_list_has_models_tokens_and_sortable_cost(
 ) -> None:
     expect = _expect()
     _wait_for_totals(seeded_server)
-    cost, tokens = sql(seeded_server, "SELECT cost_usd, total_tokens FROM traces WHERE trace_id = ?",
-                       [AGENT["traceId"]])[0]
+    cost, tokens = sql(seeded_server, "SELECT cost_usd, total_tokens FROM traces "
+                       "WHERE trace_id = ?", [AGENT["traceId"]])[0]
     page = dashboard.open("traces")
     row = page.locator("#trace-list tr", has=page.locator(f"span[title='{AGENT['traceId']}']"))
     expect(row.locator("td.models")).to_contain_text("gpt-4o-mini")

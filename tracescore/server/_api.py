@@ -252,6 +252,7 @@ async def healthz(request: Request) -> JSONResponse:
             "pending_bytes": stats.pending_bytes,
             "commits": stats.commits,
             "reopens": stats.reopens,
+            "split_commits": stats.split_commits,
             "spans_inserted": stats.spans_inserted,
             "logs_inserted": stats.logs_inserted,
             "last_commit_ms": round(stats.last_commit_ms, 3),
