@@ -53,3 +53,18 @@ def test_bad_catalogue_entries(entry: dict[str, Any], expected: str) -> None:
     with pytest.raises(ConfigError) as info:
         load({**entry, "id": "bad"})
     assert "'bad'" in str(info.value) and expected in str(info.value)
+
+
+def test_text_code_scorers_and_conversation_judges_by_id() -> None:
+    _, registry = load({"use": "tone-scorer", "args": {"reference_tone": "Glad to help!"}},
+                       {"use": "keyword-coverage-scorer"},
+                       {"use": "multi-turn-judge-scorer", "needs_judge": True,
+                        "args": {"criterion": "The agent answered every question."}},
+                       {"use": "rubric-scorer", "needs_judge": True,
+                        "args": {"criteria": "- Names the city\n- Gives a temperature"}},
+                       judge_model="openai/gpt-4o-mini")
+    assert [r.id for r in registry.enabled()] == ["tone-scorer", "keyword-coverage-scorer",
+                                                  "multi-turn-judge-scorer", "rubric-scorer"]
+    assert [r.uses_judge for r in registry.enabled()] == [False, False, True, True]
+    tone = registry.get("tone-scorer").scorer.run_sync(input="q", output="Glad to help!")
+    assert tone.score == 1.0

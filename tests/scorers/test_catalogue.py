@@ -23,6 +23,7 @@ ARGS: dict[str, dict[str, Any]] = {
     "check-similarity": {"expected": "x"},
     "check-tool-order": {"tool_names": ["a", "b"]},
     "code-tool-call-accuracy-scorer": {"expected_tool": "search"},
+    "multi-turn-judge-scorer": {"model": MODEL, "criterion": "The agent answered."},
     "context-precision-scorer": {"model": MODEL, "context": ["c"]},
     "context-recall-scorer": {"model": MODEL, "context": ["c"]},
     "context-relevance-scorer": {"model": MODEL, "context": ["c"]},
@@ -32,8 +33,8 @@ LLM_IDS = {
     "answer-relevancy-scorer", "answer-similarity-scorer", "bias-scorer",
     "context-precision-scorer", "context-recall-scorer", "context-relevance-scorer",
     "faithfulness-scorer", "hallucination-scorer", "llm-tool-call-accuracy-scorer",
-    "llm-trajectory-accuracy-scorer", "noise-sensitivity-scorer", "prompt-alignment-scorer",
-    "summarization-scorer", "toxicity-scorer",
+    "llm-trajectory-accuracy-scorer", "multi-turn-judge-scorer", "noise-sensitivity-scorer",
+    "prompt-alignment-scorer", "rubric-scorer", "summarization-scorer", "toxicity-scorer",
 }
 
 
@@ -42,6 +43,8 @@ def test_ids_are_sorted_and_cover_the_llm_scorers() -> None:
     assert LLM_IDS <= set(CATALOGUE)
     assert {"code-tool-call-accuracy-scorer", "code-trajectory-accuracy-scorer",
             "code-trajectory-scorer", "check-no-tool-errors"} <= set(CATALOGUE)
+    assert {"completeness-scorer", "content-similarity-scorer", "keyword-coverage-scorer",
+            "textual-difference-scorer", "tone-scorer"} <= set(CATALOGUE)
 
 
 @pytest.mark.parametrize("scorer_id", sorted(CATALOGUE))
