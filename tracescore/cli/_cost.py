@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ._server_commands import format_rows, run_sql
+from ._server_commands import _db_option, _key_option, _url_option, format_rows, run_sql
 
 COMMANDS: list[click.Command] = []
 
@@ -47,12 +47,9 @@ ORDER BY {order}"""
               help="Window start: a duration back from now (24h, 7d, 30m) or an ISO-8601 time.")
 @click.option("--by", "by", type=click.Choice(sorted(GROUPS)), default="model",
               show_default=True, help="Group the agent's model calls by this.")
-@click.option("--url", envvar="TRACESCORE_URL", default=None,
-              help="A running tracescore server (default http://127.0.0.1:4318).")
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="Read a database file (read only) instead of a server.")
-@click.option("--api-key", envvar="TRACESCORE_API_KEY", default=None,
-              help="Bearer token for a server with API keys (env TRACESCORE_API_KEY).")
+@_url_option
+@_db_option
+@_key_option
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "csv"]),
               default="table", show_default=True, help="Output format.")
 @click.option("--timeout", "timeout_s", type=float, default=60.0, show_default=True,

@@ -242,8 +242,8 @@ COMMANDS.append(sql_command)
 @click.command("export")
 @click.argument("output", type=click.Path(dir_okay=False, writable=True))
 @click.option("--table", default="spans", show_default=True,
-              type=click.Choice(["spans", "logs", "traces", "scores", "judge_executions",
-                                 "scoring_decisions"]),
+              type=click.Choice(["spans", "logs", "traces", "model_calls", "scores",
+                                 "judge_executions", "scoring_decisions"]),
               help="What to export.")
 @click.option("--since", default=None,
               help="Only rows newer than this: a duration (24h, 30m, 7d) or an ISO-8601 time.")

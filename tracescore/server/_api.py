@@ -24,6 +24,7 @@ EXPORT_TIME_COLUMNS = {
     "spans": "start_time",
     "logs": "log_time",
     "traces": "start_time",
+    "model_calls": "started_at",
     "scores": "created_at",
     "judge_executions": "created_at",
     "scoring_decisions": "updated_at",
