@@ -13,12 +13,14 @@ from ._errors import (
 from ._filter import filter_run
 from ._judge import Judge
 from ._judge_call import load_litellm, normalise_usage
+from ._observe import ExecutionObserver, observe_judge_executions
 from ._retry import RetryProcessor, classify_error, retry_after_s
-from ._rows import execution_rows, step_columns
+from ._rows import execution_row, execution_rows, step_columns
 from ._scorer import Scorer, create_scorer
 from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
 
 __all__ = [
+    "ExecutionObserver",
     "Judge",
     "JudgeOutputError",
     "NotScorableSignal",
@@ -31,11 +33,13 @@ __all__ = [
     "StepResults",
     "classify_error",
     "create_scorer",
+    "execution_row",
     "execution_rows",
     "filter_run",
     "load_litellm",
     "normalise_usage",
     "not_scorable",
+    "observe_judge_executions",
     "retry_after_s",
     "step_columns",
 ]

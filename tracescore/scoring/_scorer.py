@@ -18,6 +18,7 @@ from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge
+from ._observe import notify_execution
 from ._runs import coerce_prepared, construct, make_run
 from ._steps import (
     STEP_ORDER,
@@ -281,8 +282,10 @@ class Scorer(Generic[InputT, OutputT]):
                                                  step=name)
         except JudgeCallFailed as failed:
             record.executions.append(failed.execution)
+            notify_execution(name, failed.execution)
             raise
         record.executions.append(execution)
+        notify_execution(name, execution)
         if name == "generate_score":
             if spec.calculate_score is not None:
                 return await spec.calculate_score.call(run, results, output)
