@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from live.test_serve import write_config
 from server_process import ServerProcess, start_server
 
 from tracescore.live import send_agent_traces
@@ -80,20 +81,13 @@ def test_spend_of_answered_judge_calls_survives_kill_9(tmp_path: Path, llm_serve
         return Reply(content={"verdict": "fine"}, prompt_tokens=TOKENS, completion_tokens=10)
 
     llm_server.set_default(before_the_crash)
-    (tmp_path / "myscorers.py").write_text(SCORERS_PY)
-    config = tmp_path / "tracescore.toml"
-    config.write_text(f"""
-[live]
-interval_seconds = 0.2
-settle_seconds = 0.3
-max_wait_seconds = 30
-concurrency = 8
-
+    (tmp_path / "spendscorers.py").write_text(SCORERS_PY)
+    config = write_config(tmp_path, f"""
 [[scorers]]
 id = "two-step"
-use = "myscorers.py:two_step"
+use = "spendscorers.py:two_step"
 args = {{ api_base = "{llm_server.url}" }}
-""")
+""", extra_live="concurrency = 8")
     db = tmp_path / "spend.duckdb"
     server = start_server(db, args=["--config", str(config)])
     try:

@@ -16,42 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live.test_serve import write_config
 from server_process import ServerProcess, running_server, sql
 
 from tracescore.live import send_agent_traces
 from tracescore.testing import Reply, error
 
-SCORERS_PY = '''
-from tracescore import create_scorer
-from tracescore.scoring import Judge, PromptStep
-
-
-def judged(api_base):
-    judge = Judge(model="openai/gpt-4o-mini", instructions="Grade the answer.",
-                  api_base=api_base)
-    return create_scorer("judged", "scripted judge", type="agent", judge=judge).generate_score(
-        PromptStep("grade", lambda run, results: "Grade: " + run.output[-1].content))
-'''
-
 
 def config(tmp_path: Path, llm_url: str, live: str) -> Path:
-    (tmp_path / "myscorers.py").write_text(SCORERS_PY)
-    path = tmp_path / "tracescore.toml"
-    path.write_text(f"""
-[live]
-interval_seconds = 0.2
-settle_seconds = 0.3
-max_wait_seconds = 30
-retry_base_seconds = 0
-max_attempts = 2
-{live}
-
+    """The live test config with the scripted-judge scorer ``judged`` alone."""
+    return write_config(tmp_path, f"""
 [[scorers]]
 id = "judged"
 use = "myscorers.py:judged"
 args = {{ api_base = "{llm_url}" }}
-""")
-    return path
+""", extra_live=live)
 
 
 def wait_until_closed(server: ServerProcess, count: int, timeout_s: float = 120) -> None:
