@@ -1,10 +1,12 @@
 """Scoring one (trace span, scorer) pair and writing what came of it.
 
 transform (in a worker thread) → ``Scorer.run`` (async; the judge goes through litellm's async
-client) → one store transaction with the ``scores`` row, the ``judge_executions`` rows and the
-``scoring_decisions`` row. A retried pair writes its judge executions and a ``retrying``
-decision; its single ``scores`` row is written when it ends, with the judge totals of every
-attempt.
+client; each judge execution is stored as it arrives, see ``_spend``) → one store transaction
+with the ``scores`` row, the ``judge_executions`` rows and the ``scoring_decisions`` row. A
+retried pair writes its judge executions and a ``retrying`` decision; its single ``scores`` row
+is written when it ends, with the judge totals of every attempt (before a crash included). Rate
+limits and transient errors end the pair once ``transient_retry_deadline_seconds`` have passed
+since its first failed judge call.
 """
 
 from __future__ import annotations
