@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._messages import parse_message, parse_messages
+from ._span import Span
 from ._steps import Call, Msg, Part, Reasoning, Step
-from ._trace import Span
 from ._values import as_list, first_present, parse_json, pick_usage, text_of
 
 USAGE_KEYS = (
