@@ -103,9 +103,9 @@ def test_explain_says_why_each_span_became_its_step(db_file: Path) -> None:
     assert "mastra adapter → agent_run 'Weather Agent'" in span_lines[0]
     calls = [line for line in span_lines if "a model_generation step (one model call" in line]
     assert len(calls) == 3
-    # The model_generation wrapper over its steps says which rule made it a wrapper.
-    wrapper = lines.index(next(line for line in span_lines if "model-call wrapper" in line))
-    assert lines[wrapper + 1].strip().startswith("because: wraps ")
+    # The model_generation wrapper over its steps says why it is not a call.
+    wrapper = next(line for line in span_lines if "mastra adapter → model_generation" in line)
+    assert "dropped: a model-call wrapper (model work with model calls beneath" in wrapper
     assert lines[-1].startswith("default target: agent_run 'Weather Agent' [")
     assert "the outermost agent run of the trace" in lines[-1]
 

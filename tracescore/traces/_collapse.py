@@ -40,14 +40,15 @@ from __future__ import annotations
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
 
 
-def classify(root: Step) -> None:
+def classify(root: Step, *, nested_runs: bool = True) -> None:
     """Decide graph nodes, agent runs that only orchestrate agents, chains, AI SDK top calls and
-    unrecognised workflow children, top-down."""
+    unrecognised workflow children, top-down (``nested_runs``: the trace has more than one run
+    span, so an agent may only orchestrate others)."""
     stack = [root]
     while stack:
         step = stack.pop()
         parent = step.parent
-        if step.kind == "agent_run":
+        if step.kind == "agent_run" and nested_runs:
             if graph_node(step):
                 _classify_node(step)
             elif step.hint != "implicit_agent" and _orchestrates(step):
@@ -243,32 +244,31 @@ def _classify_aisdk_top(step: Step) -> None:
         step.name = step.model
 
 
-def collapse_wrappers(root: Step) -> None:
-    """Demote wrapper runs (one agent run beneath, nothing of their own) to plumbing."""
-    stack = [root]
-    while stack:
-        step = stack.pop()
-        if step.kind in RUN_KINDS:
-            inner = _only_agent_below(step)
-            if inner is not None:
-                was = step.kind
-                step.kind = "generic"
-                step.hint = "wrapper"
-                note(
-                    step,
-                    f"{was} whose only run beneath is agent run {inner.name!r} "
-                    f"({inner.span_id}), with no step of its own: a wrapper; the agent is "
-                    "the run",
-                )
-                if not inner.has_input_messages and step.has_input_messages:
-                    inner.input_messages = step._input_messages
-                if inner._input is None:
-                    inner.input = step._input
-                if inner.conversation_id is None:
-                    inner.conversation_id = step.conversation_id
-                if inner.user_id is None:
-                    inner.user_id = step.user_id
-        stack.extend(reversed(step.children))
+def collapse_wrappers(runs: list[Step]) -> None:
+    """Demote wrapper runs (one agent run beneath, nothing beside it) to plumbing; ``runs``: the
+    trace's agent and workflow run steps, outermost first."""
+    for step in runs:
+        if step.kind not in RUN_KINDS:
+            continue
+        inner = _only_agent_below(step)
+        if inner is None:
+            continue
+        was = step.kind
+        step.kind = "generic"
+        step.hint = "wrapper"
+        note(
+            step,
+            f"{was} whose only run beneath is agent run {inner.name!r} "
+            f"({inner.span_id}), with no step of its own: a wrapper; the agent is the run",
+        )
+        if not inner.has_input_messages and step.has_input_messages:
+            inner.input_messages = step._input_messages
+        if inner._input is None:
+            inner.input = step._input
+        if inner.conversation_id is None:
+            inner.conversation_id = step.conversation_id
+        if inner.user_id is None:
+            inner.user_id = step.user_id
 
 
 def _only_agent_below(run: Step) -> Step | None:

@@ -70,8 +70,10 @@ def conversation(agent: Step) -> list[Msg]:
 def own_input(agent: Step) -> list[Msg]:
     """The run's own input messages, when its span carries any text (else empty)."""
     msgs = agent.input_messages
-    if msgs and any(m.parts for m in msgs):
-        return msgs
+    if msgs:
+        for msg in msgs:
+            if msg.parts:
+                return msgs
     if agent._input is None or agent.kind in MODEL_KINDS:
         return []
     return input_messages_of(agent.input) or []

@@ -22,7 +22,10 @@ def _fate(step: Step) -> str:
         return "a model_generation step (one model call, tokens counted here)"
     kind = step.kind
     if kind in MODEL_KINDS:
-        return "dropped: a model-call wrapper (its calls are the steps)"
+        return (
+            "dropped: a model-call wrapper (model work with model calls beneath: those are "
+            "the steps, their tokens counted there)"
+        )
     if kind in TOOL_KINDS:
         return f"a {kind} step"
     if kind in RUN_KINDS or kind in WORKFLOW_KINDS:

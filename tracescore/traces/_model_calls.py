@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._steps import MODEL_KINDS, Call, Msg, Step, note
+from ._steps import MODEL_KINDS, Call, Lazy, Msg, Step, note
 from ._values import as_dict, pick_usage
 
 
@@ -40,7 +40,7 @@ def resolve_calls(root: Step) -> list[Step]:
                 below.extend(lent)
         if step.kind in MODEL_KINDS:
             if not below:
-                if _is_request(step):
+                if step.usage is not None or _is_request(step):
                     step.is_model_call = True
                     below = [step]
                 else:
@@ -52,13 +52,11 @@ def resolve_calls(root: Step) -> list[Step]:
                     )
             elif len(below) == 1:
                 _lend(below[0], step)
-                note(step, f"wraps one model call ({below[0].span_id}): counted once, there")
             else:
                 for call in below:
                     if call.model is None and step.model is not None:
                         call.model = step.model
                         call.provider = call.provider or step.provider
-                note(step, f"wraps {len(below)} model calls: a wrapper, not a call")
             if len(below) == 1 and below[0].usage is None:
                 below[0].usage = _body_usage(step.attributes)
         calls_of[id(step)] = below
@@ -105,18 +103,10 @@ def _lend(call: Step, wrapper: Step) -> None:
     """Give a single call what its only wrapper knows and the call's own span does not."""
     if not call.has_input_messages and wrapper.has_input_messages:
         call.input_messages = wrapper._input_messages
-    if wrapper.output_messages:
-        if not call.output_messages or _weak(call.output_messages):
-            call.output_messages = wrapper.output_messages
-        else:
-            own_calls = any(m.calls for m in call.output_messages)
-            lent = [c for m in wrapper.output_messages for c in m.calls]
-            if lent and not own_calls:
-                last = call.output_messages[-1]
-                call.output_messages = [
-                    *call.output_messages[:-1],
-                    Msg(last.role, [*last.parts, *lent]),
-                ]
+    lent = wrapper._output_messages
+    if lent is not None:
+        # Merged on first read: a tree nobody reads the messages of never parses them.
+        call.output_messages = Lazy(_lent_outputs, call._output_messages, lent)
     if call.model is None:
         call.model = wrapper.model
     if call.provider is None:
@@ -150,6 +140,32 @@ def _body_usage(attrs: dict[str, Any]) -> dict[str, int] | None:
         return None
     usage = as_dict(as_dict(raw).get("usage") or as_dict(raw).get("usageMetadata"))
     return pick_usage(usage, _USAGE_FIELDS) if usage else None
+
+
+def _lent_outputs(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy) -> list[Msg] | None:
+    """A call's output messages with what its only wrapper recorded: the wrapper's when the call
+    has none (or no text and no tool call), else the call's with the wrapper's tool calls when
+    the call's own messages carry none."""
+    own_msgs = _resolved(own)
+    lent_msgs = _resolved(lent)
+    if not lent_msgs:
+        return own_msgs
+    if not own_msgs or _weak(own_msgs):
+        return lent_msgs
+    if any(m.calls for m in own_msgs):
+        return own_msgs
+    calls = [c for m in lent_msgs for c in m.calls]
+    if not calls:
+        return own_msgs
+    last = own_msgs[-1]
+    return [*own_msgs[:-1], Msg(last.role, [*last.parts, *calls])]
+
+
+def _resolved(value: list[Msg] | Lazy | None) -> list[Msg] | None:
+    if type(value) is Lazy:
+        got: list[Msg] | None = value.get()
+        return got
+    return value  # type: ignore[return-value]
 
 
 def _weak(msgs: list[Msg]) -> bool:

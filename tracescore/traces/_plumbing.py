@@ -108,8 +108,10 @@ def unwrap_payloads(step: Step) -> None:
         step.tool_result = result
 
 
-def named_tool_spans(candidates: list[Step]) -> None:
-    """Plain leaf spans named by a tool the preceding model call asked for become its steps."""
+def named_tool_spans(candidates: list[Step]) -> list[Step]:
+    """Plain leaf spans named by a tool the preceding model call asked for become its steps
+    (returned)."""
+    found: list[Step] = []
     claimed: set[int] = set()
     for step in candidates:
         call = _preceding_call(step)
@@ -126,6 +128,7 @@ def named_tool_spans(candidates: list[Step]) -> None:
                         step.tool_args = step.input
                     if step.tool_result is None and step._output is not None:
                         step.tool_result = step.output
+                    found.append(step)
                     note(
                         step,
                         f"plain span named by the tool model call {call.span_id} asked "
@@ -134,6 +137,7 @@ def named_tool_spans(candidates: list[Step]) -> None:
                     break
             if step.kind == "tool_call":
                 break
+    return found
 
 
 def _preceding_call(step: Step) -> Step | None:

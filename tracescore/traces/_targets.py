@@ -46,23 +46,31 @@ def default_target(trace: Trace) -> Step | None:
     A trace whose root is missing (its spans' parent never arrived) and that holds no run has
     several roots: they are taken together, as one unnamed run with no span id.
     """
-    return choose_target(trace)[0]
+    run = outermost(trace, RUN_KINDS)
+    if run is not None:
+        return run
+    if len(trace.steps) > 1:
+        return forest_step(trace)
+    if not trace.steps:
+        return None
+    for step in walk_steps(trace.steps):
+        if step.stands_as_agent:
+            return step
+    return trace.steps[0]
 
 
 def choose_target(trace: Trace) -> tuple[Step | None, str]:
-    """The default target and the reason it was chosen (for ``trace show --explain``)."""
-    run = outermost(trace, RUN_KINDS)
-    if run is not None:
-        return run, f"the outermost {run.kind.replace('_', ' ')} of the trace"
-    if len(trace.steps) > 1:
-        step = forest_step(trace)
-        return step, f"no run and no single root: the {len(trace.steps)} root spans together"
-    if not trace.steps:
+    """The default target and the rule that chose it (for ``trace show --explain``)."""
+    step = default_target(trace)
+    if step is None:
         return None, "the trace has no spans"
-    for step in walk_steps(trace.steps):
-        if step.stands_as_agent:
-            return step, "no agent or workflow run: the outermost model call stands as the agent"
-    return trace.steps[0], "no agent or workflow run and no model call: the root span"
+    if step.kind in RUN_KINDS and step.span_id:
+        return step, f"the outermost {step.kind.replace('_', ' ')} of the trace"
+    if step.hint == "forest":
+        return step, f"no run and no single root: the {len(trace.steps)} root spans together"
+    if step.stands_as_agent:
+        return step, "no agent or workflow run: the outermost model call stands as the agent"
+    return step, "no agent or workflow run and no model call: the root span"
 
 
 def is_agent(step: Step) -> bool:

@@ -30,6 +30,7 @@ from tracescore.model import (
     WorkflowWaitEventStep,
 )
 
+from ._agent import agent_output, untraced_tools
 from ._steps import MODEL_KINDS, RUN_KINDS, Step
 from ._targets import default_target, step_of
 from ._trace import Trace
@@ -159,8 +160,6 @@ def with_untraced_tools(agent: Step, steps: list[Any]) -> list[Any]:
     """An agent's steps with a tool step after each model call for every tool it asked for that
     ran without a span of its own (the trajectory is the same whether tools were traced or not).
     """
-    from ._agent import untraced_tools
-
     derived = untraced_tools(agent)
     if not derived:
         return steps
@@ -211,8 +210,6 @@ def trajectory_of(
     if len(roots) == 1 and roots[0].stands_as_agent:
         root = roots[0]
         if raw_output is None:
-            from ._agent import agent_output
-
             raw_output = agent_output(root)
         return Trajectory(
             steps=with_untraced_tools(root, convert(root)),
@@ -227,8 +224,6 @@ def trajectory_of(
         trajectory = Trajectory(steps=steps, total_duration_ms=root.duration_ms)
         if root.kind == "agent_run":
             if raw_output is None:
-                from ._agent import agent_output
-
                 raw_output = agent_output(root)
             trajectory.raw_output = raw_output
         else:

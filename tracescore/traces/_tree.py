@@ -32,7 +32,7 @@ from ._plumbing import (
     named_tool_spans,
     unwrap_payloads,
 )
-from ._steps import TOOL_KINDS, Step
+from ._steps import RUN_KINDS, TOOL_KINDS, Step
 
 if TYPE_CHECKING:
     from ._span import Span
@@ -42,7 +42,8 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     """The normalized step forest of the root spans ``roots_of`` (one root step per root)."""
     roots: list[Step] = []
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(roots_of)]
-    built: list[Step] = []
+    tools: list[Step] = []
+    runs: list[Step] = []
     empties: list[Step] = []
     handed: list[Step] = []
     plain_leaves: list[Step] = []
@@ -50,18 +51,21 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     while stack:
         span, parent = pop()
         step = adapt_span(span)
-        if step.kind in TOOL_KINDS:
+        kind = step.kind
+        if kind in TOOL_KINDS:
             unwrap_payloads(step)
             if is_control(step.tool_name):
                 control_tool(step)
                 if step.hint == "handoff":
                     handed.append(step)
-        built.append(step)
-        if not span.children:
-            if step.kind == "agent_run":
+            else:
+                tools.append(step)
+        elif kind in RUN_KINDS:
+            runs.append(step)
+            if kind == "agent_run" and not span.children:
                 empties.append(step)
-            elif step.kind == "generic" and step.hint is None and parent is not None:
-                plain_leaves.append(step)
+        elif kind == "generic" and step.hint is None and parent is not None and not span.children:
+            plain_leaves.append(step)
         if parent is None:
             roots.append(step)
         else:
@@ -73,23 +77,23 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
         handoffs(handed)
     if empties:
         adopt_bodies(empties)
+    nested_runs = len(runs) > 1
+    if nested_runs:
+        collapse_wrappers(runs)
     for root in roots:
-        collapse_wrappers(root)
-        classify(root)
+        classify(root, nested_runs=nested_runs)
         implicit_agent(root)
     for root in roots:
         resolve_calls(root)
     if plain_leaves:
-        named_tool_spans(plain_leaves)
-    # Every step is in ``built`` (the rules change kinds and fields, not the tree).
-    incomplete = any(
-        step.kind in TOOL_KINDS
-        and (step.tool_args is None or step.tool_result is None or type(step.tool_args) is str)
-        for step in built
-    )
-    if incomplete:
-        for root in roots:
-            complete_tools(root)
+        tools.extend(named_tool_spans(plain_leaves))
+    # The rules change kinds, fields and (for handoffs) parents, never which spans are steps.
+    for step in tools:
+        args = step.tool_args
+        if args is None or step.tool_result is None or type(args) is str:
+            for root in roots:
+                complete_tools(root)
+            break
     return roots
 
 
