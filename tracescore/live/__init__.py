@@ -26,11 +26,8 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
-<<<<<<< HEAD
-from ._pricing import ModelPrice, Pricing, parse_pricing
-=======
 from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
->>>>>>> first-hour
+from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for

@@ -150,14 +150,12 @@ class Registry:
         scorer: Scorer[Any, Any] | None = None
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
-<<<<<<< HEAD
-        elif entry.id is None and catalogue_factory(entry.use) is None:
-            # a catalogue id names the entry itself; an import path needs an id
-            raise ConfigError(f"{where}: key 'id': a disabled entry needs an id")
-=======
-        scorer_id = entry.id or (scorer.id if scorer is not None else
-                                 _disabled_id(entry, args, base_dir=base_dir, where=where))
->>>>>>> first-hour
+        # A disabled entry without an id: a catalogue id names it; an import path is built once
+        # to learn the scorer's own id (never scheduled).
+        scorer_id = entry.id or (
+            scorer.id if scorer is not None
+            else entry.use if catalogue_factory(entry.use) is not None
+            else _disabled_id(entry, args, base_dir=base_dir, where=where))
         item = RegisteredScorer(
             id=scorer_id,
             scorer=scorer, version=version, use=entry.use, target=entry.target,
