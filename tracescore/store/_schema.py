@@ -242,7 +242,7 @@ SELECT
     sum(cost_usd) AS cost_usd,
     sum(error_count) AS error_count,
     arg_max(user_id, start_time) FILTER (WHERE user_id IS NOT NULL) AS user_id,
-    arg_max(trace_id, start_time) AS last_trace_id,
+    arg_max(trace_id, (start_time, first_received_at, trace_id)) AS last_trace_id,
     max(last_received_at) AS last_received_at
 FROM traces
 WHERE session_id IS NOT NULL
@@ -250,7 +250,8 @@ GROUP BY session_id
 """
 """One row per conversation, over the maintained ``traces`` table (a trace joins its session
 once the totals maintainer has read its session id). ``turn_count`` counts the traces with a
-model call, ``trace_count`` every trace."""
+model call, ``trace_count`` every trace; the last trace is the latest started (ties: the
+latest received), the order ``tracescore.traces.load_session`` reads turns in."""
 
 
 _FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")

@@ -32,8 +32,8 @@ from ._trace import Trace, load_trace
 from ._trajectory import trajectory_of
 
 SESSION_TRACES_SQL = """
-SELECT trace_id, start_time FROM traces WHERE session_id = ?
-ORDER BY start_time, trace_id
+SELECT trace_id, start_time, project FROM traces WHERE session_id = ?
+ORDER BY start_time, first_received_at, trace_id
 """
 
 
@@ -62,6 +62,8 @@ class Session:
 
     session_id: str
     turns: list[Turn] = field(default_factory=list)
+    project: str | None = None
+    """The project of the session's first trace."""
 
     @property
     def last_trace_id(self) -> str | None:
@@ -133,7 +135,7 @@ def load_session(store: Any, session_id: str) -> Session:
             f"no trace carries session id {session_id!r}; check the id (the sessions table "
             "lists them) or wait until its traces have settled")
     turns = [turn_of(load_trace(store, row["trace_id"]), row["start_time"]) for row in rows]
-    return Session(session_id, turns)
+    return Session(session_id, turns, project=rows[0]["project"])
 
 
 __all__ = ["SESSION_TRACES_SQL", "Session", "Turn", "load_session", "turn_of"]
