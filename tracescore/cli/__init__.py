@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import click
 
-from . import _check_commands, _live_commands, _server_commands, _trace_commands
+from . import (
+    _check_commands,
+    _live_commands,
+    _monitor_commands,
+    _server_commands,
+    _trace_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,7 +24,8 @@ def main() -> None:
     """tracescore: store agent traces from OpenTelemetry, score them, query scores with SQL."""
 
 
-for _module in (_server_commands, _trace_commands, _live_commands, _check_commands):
+for _module in (_server_commands, _trace_commands, _live_commands, _monitor_commands,
+                _check_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

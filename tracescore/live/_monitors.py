@@ -238,8 +238,7 @@ class Monitors:
         if not self.states:
             return events
         try:
-            if not self._restored:
-                await self._restore(live)
+            await self.restore(live)
             for state in self.states.values():
                 every = timedelta(seconds=duration_seconds(state.entry.evaluate_every))
                 if state.evaluated_at is not None and now - state.evaluated_at < every:
@@ -251,7 +250,12 @@ class Monitors:
             log.warning("evaluating monitors failed; trying again at the next tick: %s", exc)
         return events
 
-    async def _restore(self, live: Any) -> None:
+    async def restore(self, live: Any) -> None:
+        """Read each monitor's state and last event back from ``monitor_events`` (at the
+        first evaluation; the API and CLI call it to show a state another process wrote).
+        Only the first call reads; later the state in memory is the newer one."""
+        if self._restored:
+            return
         for row in await live.read(LAST_EVENTS_SQL):
             state = self.states.get(row["monitor_id"])
             if state is not None:
