@@ -44,7 +44,7 @@ from ._selection import (
     open_stats_query,
     scan_query,
 )
-from ._sessions import decide_quiet_sessions, is_session_scorer
+from ._sessions import SessionSelector, is_session_scorer
 from ._stats import LiveStats
 from ._transform import TraceCache
 from ._worker import WorkItem, prior_spend_query, score_pair
@@ -84,6 +84,7 @@ class LiveScheduler:
         self.control = RunControl()
         self._clock = _clock or utc_now
         self._open = OpenTraces(settle_s=s.settle_seconds, max_wait_s=s.max_wait_seconds)
+        self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
         self._inflight: set[PairKey] = set()
@@ -323,7 +324,7 @@ class LiveScheduler:
         if room > 0 and per_trace:
             left = await self._expand_ready(per_trace, now, limit=room)
         if room > 0 and per_session:
-            left = await decide_quiet_sessions(self, per_session, now=now, limit=room) or left
+            left = await self._sessions.decide(self, per_session, now=now, limit=room) or left
         if room > 0:
             due_full = await self._dispatch(enabled, now)
         self._more = due_full or left

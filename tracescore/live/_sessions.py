@@ -33,10 +33,20 @@ SESSION_TARGET = "session"
 SESSION_SPAN_PREFIX = "session:"
 """``scoring_decisions.span_id`` of a session decision: this prefix and the turn count."""
 
+RECENT_SQL = """
+SELECT DISTINCT session_id FROM traces
+WHERE session_id IS NOT NULL AND last_received_at >= ? AND last_received_at <= ?
+"""
+"""Sessions with a trace that arrived in a time range (the candidates of one tick)."""
+
+SCAN_MARGIN = timedelta(minutes=5)
+"""Each tick re-reads this much before the previous one's end: a trace's session id is known
+only once the totals maintainer computed it, which may lag behind under a backlog."""
+
 QUIET_SQL = """
 SELECT s.session_id, s.last_trace_id, s.turn_count, s.project, s.last_received_at
 FROM sessions s
-WHERE s.last_received_at <= ? AND s.last_received_at >= ?
+WHERE s.last_received_at <= ? AND s.last_received_at >= ? {candidates}
   AND NOT EXISTS (
       SELECT 1 FROM traces t
       WHERE t.session_id = s.session_id
@@ -66,12 +76,18 @@ def is_session_key(key: PairKey) -> bool:
     return key.session_id is not None and key.span_id.startswith(SESSION_SPAN_PREFIX)
 
 
-def quiet_query(reg: RegisteredScorer, *, now: datetime, settle_s: float,
-                since: datetime, limit: int) -> tuple[str, list[Any]]:
-    """Quiet sessions (no trace for ``settle_s``, last arrival after ``since``) whose current
-    state this scorer version has not decided, the longest quiet first."""
-    return QUIET_SQL, [now - timedelta(seconds=settle_s), since, reg.id, reg.version,
-                       SESSION_SPAN_PREFIX, limit]
+def quiet_query(reg: RegisteredScorer, *, now: datetime, settle_s: float, since: datetime,
+                limit: int, candidates: Sequence[str] | None = None) -> tuple[str, list[Any]]:
+    """Quiet sessions (no trace for ``settle_s``, last arrival after ``since``; among
+    ``candidates`` when given, which lets DuckDB read only their traces below the view's
+    GROUP BY) whose current state this scorer version has not decided, longest quiet first."""
+    params: list[Any] = [now - timedelta(seconds=settle_s), since]
+    where = ""
+    if candidates is not None:
+        where = "AND list_contains(?::VARCHAR[], s.session_id)"
+        params.append(list(candidates))
+    return QUIET_SQL.format(candidates=where), [*params, reg.id, reg.version,
+                                                SESSION_SPAN_PREFIX, limit]
 
 
 def filter_sessions_query(predicate: str, session_ids: Sequence[str]) -> tuple[str, list[Any]]:
@@ -84,13 +100,14 @@ def filter_sessions_query(predicate: str, session_ids: Sequence[str]) -> tuple[s
 
 
 async def session_decisions(live: Any, reg: RegisteredScorer, *, now: datetime,
-                            since: datetime, limit: int
+                            since: datetime, limit: int,
+                            candidates: Sequence[str] | None = None,
                             ) -> tuple[list[dict[str, Any]], list[PairKey], bool]:
     """The decisions (pending, sampled out, filtered out) for up to ``limit`` quiet, undecided
     session states of one scorer version whose last trace arrived after ``since``; the pending
     keys; and whether more are waiting. Nothing is written."""
     rows = await live.read(*quiet_query(reg, now=now, settle_s=live.settings.session_settle_seconds,
-                                        since=since, limit=limit + 1))
+                                        since=since, limit=limit + 1, candidates=candidates))
     more = len(rows) > limit
     rows = rows[:limit]
     matching: set[str] | None = None
@@ -114,22 +131,40 @@ async def session_decisions(live: Any, reg: RegisteredScorer, *, now: datetime,
     return decisions, pending, more
 
 
-async def decide_quiet_sessions(live: Any, scorers: Sequence[RegisteredScorer], *,
-                                now: datetime, limit: int) -> bool:
-    """Write a decision for each quiet, undecided session state of each session scorer (the
-    scheduler's tick dispatches the pending ones); True when a scorer had more than ``limit``."""
-    more = False
-    decisions: list[dict[str, Any]] = []
-    for reg in scorers:
-        rows, _, left = await session_decisions(live, reg, now=now, since=live.horizon(reg, now),
-                                                limit=limit)
-        decisions += rows
-        more = more or left
-    if decisions:
-        await live.write([], [], decisions)
-        for row in decisions:
-            live.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
-    return more
+class SessionSelector:
+    """The scheduler's session selection: each tick looks only at sessions with a trace that
+    arrived since the previous tick's window (less ``SCAN_MARGIN``); the first tick of a
+    scorer version looks back to its horizon."""
+
+    def __init__(self) -> None:
+        self._marks: dict[tuple[str, str], datetime] = {}
+
+    async def decide(self, live: Any, scorers: Sequence[RegisteredScorer], *, now: datetime,
+                     limit: int) -> bool:
+        """Write a decision for each quiet, undecided session state of each session scorer
+        (the tick dispatches the pending ones); True when a scorer had more than ``limit``."""
+        more = False
+        decisions: list[dict[str, Any]] = []
+        settled_before = now - timedelta(seconds=live.settings.session_settle_seconds)
+        for reg in scorers:
+            horizon = live.horizon(reg, now)
+            mark = self._marks.get((reg.id, reg.version))
+            since = max(horizon, mark - SCAN_MARGIN) if mark is not None else horizon
+            found = await live.read(RECENT_SQL, [since, settled_before])
+            candidates = [row["session_id"] for row in found]
+            left = False
+            if candidates:
+                rows, _, left = await session_decisions(live, reg, now=now, since=horizon,
+                                                        limit=limit, candidates=candidates)
+                decisions += rows
+            if not left:
+                self._marks[(reg.id, reg.version)] = settled_before
+            more = more or left
+        if decisions:
+            await live.write([], [], decisions)
+            for row in decisions:
+                live.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
+        return more
 
 
 def load_scored_session(store: Any, key: PairKey) -> Session:
@@ -149,7 +184,7 @@ def load_scored_session(store: Any, key: PairKey) -> Session:
 __all__ = [
     "SESSION_SPAN_PREFIX",
     "SESSION_TARGET",
-    "decide_quiet_sessions",
+    "SessionSelector",
     "is_session_key",
     "is_session_scorer",
     "load_scored_session",
