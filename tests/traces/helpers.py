@@ -97,8 +97,22 @@ def fixture_trace(folder: str, scenario: str) -> Trace:
     return Trace.from_rows(fixture_rows(folder), trace_id=trace_id_of(folder, scenario))
 
 
+def scenario_tools(city: str) -> list[tuple[str, Any, Any, str]]:
+    """The scenario's tool calls for a city: (name, args, result, state)."""
+    return [
+        (
+            "get_weather",
+            {"city": city},
+            {"city": city, "temperatureC": 18, "condition": "cloudy"},
+            "result",
+        ),
+        ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
+    ]
+
+
 CASES = [(folder, scenario) for folder in FOLDERS for scenario in scenarios(folder)]
 ALL_CASES = [(folder, scenario) for folder in ALL_FOLDERS for scenario in scenarios(folder)]
+
 
 _ids = itertools.count(1)
 TRACE_ID = "0123456789abcdef0123456789abcdef"

@@ -1,4 +1,4 @@
-"""CLI commands: trace show."""
+"""CLI commands: trace show (the step tree, then each model call's tokens and cost)."""
 
 from __future__ import annotations
 
@@ -110,6 +110,43 @@ def show(
         click.echo(json.dumps({"trace_id": trace.trace_id, "steps": steps}, indent=2, default=str))
     else:
         click.echo(render_tree(trace))
+        click.echo(spend_table(trace))
+
+
+def spend_table(trace: Any) -> str:
+    """The trace's model calls (model, tokens, cost) and its total, priced from litellm's local
+    cost map (a cost the span reports wins)."""
+    from tracescore.live import Pricing, price_calls
+    from tracescore.traces import trace_spend
+
+    calls = price_calls(trace_spend(trace), Pricing())
+    if not calls:
+        return "model calls: none"
+    lines = ["model calls:"]
+    total_in = total_out = 0
+    total_cost = 0.0
+    unpriced = 0
+    for call in calls:
+        cost = call["cost_usd"]
+        total_in += call["input_tokens"] or 0
+        total_out += call["output_tokens"] or 0
+        if cost is None:
+            unpriced += 1
+        else:
+            total_cost += cost
+        shown = f"${cost:.6f} ({call['cost_source']})" if cost is not None else "cost unknown"
+        lines.append(
+            f"  {call['span_id']}  {call['model'] or '(unknown model)'}  "
+            f"in {_tokens(call['input_tokens'])}  out {_tokens(call['output_tokens'])}  {shown}"
+        )
+    tail = f", {unpriced} unpriced" if unpriced else ""
+    lines.append(f"total: {len(calls)} model calls, {total_in} input + {total_out} output "
+                 f"tokens, ${total_cost:.6f}{tail}")
+    return "\n".join(lines)
+
+
+def _tokens(value: Any) -> str:
+    return "?" if value is None else str(value)
 
 
 def _trace_from_db(path: str, trace_id: str) -> Any:

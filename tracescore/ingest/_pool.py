@@ -7,14 +7,15 @@ table the store inserts; the table comes back as Arrow IPC (one buffer, no per-r
 Smaller bodies are decoded inline; large log bodies, and large trace bodies when ``workers``
 is 0, are decoded in a thread, so a big request never holds the event loop for its whole
 decode (the GIL still switches every few ms). A worker that dies is replaced; its request is
-decoded in a thread. Workers exit on their own when the server
-process dies. Workers are spawned, so a script that builds the app itself needs the usual
+decoded in a thread. Workers exit on their own when the server process dies. Workers are
+spawned, so a script that builds the app itself needs the usual
 ``if __name__ == "__main__":`` guard when ``decode_workers`` > 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 from collections import Counter
@@ -156,15 +157,7 @@ class DecodePool:
         self, body: bytes, encoding: Encoding, kind: Signal, project: str | None
     ) -> SpanBatch | LogBatch:
         """Decode in this process: inline when small, in a thread when large."""
-        if len(body) < self.min_bytes:
-            return decode_request(
-                body,
-                encoding=encoding,
-                kind=kind,
-                project=project,
-                max_attribute_bytes=self.max_attribute_bytes,
-            )
-        return await asyncio.to_thread(
+        decode = functools.partial(
             decode_request,
             body,
             encoding=encoding,
@@ -172,6 +165,9 @@ class DecodePool:
             project=project,
             max_attribute_bytes=self.max_attribute_bytes,
         )
+        if len(body) < self.min_bytes:
+            return decode()
+        return await asyncio.to_thread(decode)
 
     async def decode_traces(
         self, body: bytes, *, encoding: Encoding, project: str | None

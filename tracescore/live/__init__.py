@@ -37,9 +37,16 @@ from ._scheduler import LiveScheduler
 from ._selection import INTERNAL_MARKER
 from ._setup import check_filters, load_live_config
 from ._stats import LiveStats
-from ._totals import DURATION_BUCKETS_S, AgentSpendStats, TotalsMaintainer, price_calls
+from ._totals import (
+    AGENT_TOKEN_KINDS,
+    DURATION_BUCKETS_S,
+    AgentSpendStats,
+    TotalsMaintainer,
+    price_calls,
+)
 
 __all__ = [
+    "AGENT_TOKEN_KINDS",
     "DURATION_BUCKETS_S",
     "INTERNAL_MARKER",
     "JudgeProbe",

@@ -2,11 +2,12 @@
 
 Every ``interval_s`` it asks the store for stale traces that are ready (the live scheduler's
 rule: root seen and no span for ``settle_s``, or ``max_wait_s`` after the first span), at most
-``batch_size`` of them, oldest first; loads their spans in one read; builds each trace's step
-tree and its model calls (``tracescore.traces.trace_spend``); prices them (``Pricing``); and
-writes calls and totals in one writer transaction. A full batch is followed at once by the
-next, so a backlog (the backfill after an upgrade: the migration leaves every old trace
-stale) drains in batches, with progress logged, while the server serves.
+``batch_size`` of them, newest first (new traffic never waits behind a backfill); loads their
+spans in one read; builds each trace's step tree and its model calls
+(``tracescore.traces.trace_spend``); prices them (``Pricing``); and writes calls and totals in
+one writer transaction. A full batch is followed at once by the next, so a backlog (the
+backfill after an upgrade: the migration leaves every old trace stale) drains in batches, with
+progress logged, while the server serves.
 
 A span that arrives after its trace was computed makes it stale again; it is recomputed once it
 settles, its calls replaced. The counters in ``AgentSpendStats`` (``/metrics``) count the calls
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 DURATION_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds of ``tracescore_model_call_duration_seconds`` (seconds; +Inf implied)."""
 
-TOKEN_KINDS = (
+AGENT_TOKEN_KINDS = (
     ("input", "input_tokens"),
     ("output", "output_tokens"),
     ("cached", "cached_input_tokens"),
@@ -62,7 +63,7 @@ class AgentSpendStats:
         """Count one ``model_calls`` row (``sign=-1`` takes back a replaced one)."""
         project = str(call.get("project") or "default")
         model = str(call.get("model") or "unknown")
-        for kind, column in TOKEN_KINDS:
+        for kind, column in AGENT_TOKEN_KINDS:
             value = call.get(column)
             if value:
                 self.tokens_total[(project, model, kind)] += sign * int(value)
@@ -305,7 +306,7 @@ class TotalsMaintainer:
 
 __all__ = [
     "DURATION_BUCKETS_S",
-    "TOKEN_KINDS",
+    "AGENT_TOKEN_KINDS",
     "AgentSpendStats",
     "TotalsMaintainer",
     "price_calls",

@@ -21,7 +21,8 @@ Every labelled series whose labels are known up front is exported as 0 from the 
 (as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
 a fresh server: each running scorer × score status, each scorer × token kind, each scorer's
 cost, each rejection reason, each transport × request outcome, and the ``default`` project.
-The agent-spend series are labelled by the models seen, so they appear with the first call.
+The agent-spend series are labelled by the models seen; before the first call they are one
+zero series per token kind with no ``model`` label.
 """
 
 from __future__ import annotations
@@ -138,18 +139,27 @@ def _agent_families(totals: Any) -> Iterator[Any]:
     """The agent-spend families from the totals maintainer's ``AgentSpendStats``."""
     from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
-    from tracescore.live import DURATION_BUCKETS_S
+    from tracescore.live import AGENT_TOKEN_KINDS, DURATION_BUCKETS_S
 
     stats = totals.stats if totals is not None else None
     tokens = CounterMetricFamily("tracescore_agent_tokens", "Tokens of the agent's model calls",
                                  labels=["project", "model", "kind"])
     cost = CounterMetricFamily("tracescore_agent_cost_usd",
-                               "Cost of the agent's model calls in USD", labels=["project", "model"])
+                               "Cost of the agent's model calls in USD",
+                               labels=["project", "model"])
     unpriced = CounterMetricFamily("tracescore_agent_unpriced_calls",
                                    "Agent model calls with tokens but no known price",
                                    labels=["project", "model"])
     duration = HistogramMetricFamily("tracescore_model_call_duration_seconds",
                                      "Duration of the agent's model calls", labels=["model"])
+    if stats is None or not stats.tokens_total:
+        # No agent call counted yet: one zero series per kind (no model label) for the panels.
+        for kind, _ in AGENT_TOKEN_KINDS:
+            tokens.add_metric(["default", "", kind], 0)
+        cost.add_metric(["default", ""], 0.0)
+        unpriced.add_metric(["default", ""], 0)
+        duration.add_metric([""], [*((f"{b:g}", 0) for b in DURATION_BUCKETS_S), ("+Inf", 0)],
+                            sum_value=0.0)
     if stats is not None:
         for (project, model, kind), n in sorted(stats.tokens_total.items()):
             tokens.add_metric([project, model, kind], n)

@@ -7,7 +7,8 @@
         ├── InvalidSql         user SQL the SQL surface refuses (a write, a file read, …) → 400
         ├── QueryTimeout       user SQL stopped after the time limit → 408
         ├── WriteQueueFull     the writer is behind; retry after ``retry_after_s`` → 503
-        ├── StoreUnavailable   DuckDB invalidated the database; the store is reopening it → 503
+        ├── StoreUnavailable   DuckDB invalidated the database (the store is reopening it) or
+        │                      ran out of memory for one write → 503
         ├── BatchTooLarge      one write holds more rows/bytes than the queue takes → 413
         ├── StoreClosed        the store is not open (or is shutting down) → 503
         └── InvalidRow         a row given to write_scores / write_spans has an unknown column
@@ -39,8 +40,9 @@ class WriteQueueFull(StoreError):
 
 
 class StoreUnavailable(StoreError):
-    """DuckDB reported a fatal error (the database is invalidated); the store is reopening the
-    file. Nothing acknowledged is lost (the WAL is replayed); retry after ``retry_after_s``."""
+    """DuckDB reported a fatal error (the database is invalidated; the store is reopening the
+    file, replaying the WAL, so nothing acknowledged is lost) or ran out of memory for this
+    write. Retry after ``retry_after_s``."""
 
     def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
         super().__init__(message)

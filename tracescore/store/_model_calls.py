@@ -40,13 +40,14 @@ def ready_query(*, settled_before: datetime, waited_before: datetime, limit: int
     str, list[Any]
 ]:
     """Stale traces that are ready: root seen and no span since ``settled_before``, or first
-    span before ``waited_before``; the oldest first."""
+    span before ``waited_before``; the newest first, so new traffic never waits behind a
+    backfill of old traces."""
     sql = f"""
 SELECT trace_id, first_received_at, last_received_at, totals_received_at IS NOT NULL AS seen
 FROM traces
 WHERE {STALE_PREDICATE}
   AND ((has_root AND last_received_at <= ?) OR first_received_at <= ?)
-ORDER BY first_received_at
+ORDER BY first_received_at DESC
 LIMIT ?
 """
     return sql, [settled_before, waited_before, limit]

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ._errors import InvalidSql, QueryTimeout, StoreUnavailable
+from ._fatal import first_line, is_fatal
 from ._guard import check_sql, explain_duckdb_error, json_safe
 
 FETCH_ROWS = 256
@@ -56,8 +57,6 @@ def run_query(
     invalidated by a fatal DuckDB error).
     """
     import duckdb
-
-    from ._writer import is_fatal
 
     check_sql(sql)
     deadline = time.monotonic() + timeout_s
@@ -104,7 +103,7 @@ def run_query(
         if is_fatal(exc):
             raise StoreUnavailable(
                 f"the database hit a fatal DuckDB error and is being reopened: "
-                f"{str(exc).splitlines()[0][:200]}"
+                f"{first_line(exc, 200)}"
             ) from None
         raise explain_duckdb_error(exc) from None
     finally:

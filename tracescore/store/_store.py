@@ -28,11 +28,12 @@ import orjson
 
 from ._arrow import rows_table
 from ._errors import StoreClosed, StoreError, StoreUnavailable
+from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
 from ._traces_table import merge_span_batch
-from ._writer import Writer, WriterStats, is_fatal, unregister_quietly
+from ._writer import Writer, WriterStats, unregister_quietly
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,8 @@ class Store:
             old.close()
         except Exception as exc:  # an invalidated database may refuse; it is dropped anyway
             log.debug("closing the invalidated connection: %s", exc)
-        if self._memory_limit and self._writer and "memory" in (self._writer.unavailable or ""):
+        reason = (self._writer.unavailable if self._writer else None) or ""
+        if self._memory_limit and for_want_of_memory(reason):
             # The WAL replays into memory and the next checkpoint needs as much again: with the
             # same limit the database would be invalidated again at once.
             self._memory_limit = doubled_memory(self._memory_limit)
@@ -201,7 +203,7 @@ class Store:
         """Turn a fatal DuckDB error seen by a reader into ``StoreUnavailable`` (and reopen)."""
         if not is_fatal(exc):
             return
-        reason = str(exc).splitlines()[0][:300]
+        reason = first_line(exc)
         if self._writer is not None:
             self._writer.report_fatal(reason)
         raise StoreUnavailable(
@@ -432,27 +434,13 @@ class Store:
         try:
             escaped = str(target).replace("'", "''")
             cursor.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT parquet)", params)
-        except BaseException:
+        except BaseException as exc:
             target.unlink(missing_ok=True)
+            self._check_fatal(exc)
             raise
         finally:
             cursor.close()
         return target
-
-
-_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
-
-def doubled_memory(limit: str) -> str:
-    """Twice a DuckDB memory limit such as ``"256MB"`` (as ``"512MB"``-style text in MB)."""
-    import re
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*", limit, re.IGNORECASE)
-    if match is None:
-        return limit
-    nbytes = float(match.group(1)) * _UNITS[match.group(2).upper()]
-    return f"{int(nbytes * 2 / 10**6)}MB"
 
 
 def _rows_in(batch: Any) -> int:

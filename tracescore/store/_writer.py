@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from ._arrow import log_table, span_table
 from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
+from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
 
 log = logging.getLogger(__name__)
@@ -268,13 +269,23 @@ class Writer:
         """True (and the database marked unavailable) when ``exc`` invalidated the database."""
         if not is_fatal(exc):
             return False
-        reason = str(exc).splitlines()[0][:300]
+        reason = first_line(exc)
         with self._cond:
             if self.unavailable is None:
                 self.unavailable = reason
         log.error("DuckDB invalidated the database (%s); failing queued writes with 503 and "
                   "reopening %s", reason, "the file" if self._reopen else "nothing")
         return True
+
+    def _retryable(self, exc: Exception) -> Exception:
+        """DuckDB out of memory for one write is load, not a bad request: 503, retry later."""
+        if not is_out_of_memory(exc):
+            return exc
+        return StoreUnavailable(
+            f"DuckDB ran out of memory storing this write ({first_line(exc, 200)}); "
+            f"retry in {self._retry_after_s:g} s, or raise duckdb_memory_limit",
+            retry_after_s=self._retry_after_s,
+        )
 
     def _recover(self) -> None:
         """Fail what is queued (retryable), reopen the database, and resume when it works."""
@@ -327,7 +338,7 @@ class Writer:
             if len(jobs) == 1:
                 self.stats.failed_jobs += 1
                 log.warning("a write batch failed: %s", exc)
-                jobs[0].future.set_exception(exc)
+                jobs[0].future.set_exception(self._retryable(exc))
                 return
             # One bad batch must not fail the others that shared its commit.
             for job in jobs:
@@ -399,15 +410,6 @@ def _slices(table: Any, budget: int) -> list[Any]:
     return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
 
 
-def is_fatal(exc: BaseException) -> bool:
-    """True for a DuckDB error that invalidated the database (it must be reopened)."""
-    try:
-        import duckdb
-    except ImportError:  # pragma: no cover - duckdb is a dependency
-        return False
-    return isinstance(exc, duckdb.FatalException) or "database has been invalidated" in str(exc)
-
-
 def unregister_quietly(conn: Any, name: str) -> None:
     """Drop a registered Arrow view; in an aborted transaction DuckDB refuses, which is fine
     (the next ``register`` of the name replaces it) and must not hide the original error."""
@@ -424,4 +426,4 @@ def _rollback(conn: Any) -> None:
         pass
 
 
-__all__ = ["Writer", "WriterStats", "is_fatal", "unregister_quietly"]
+__all__ = ["Writer", "WriterStats", "unregister_quietly"]

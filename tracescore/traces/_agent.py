@@ -15,7 +15,7 @@ from typing import Any
 from tracescore.model import Message, TextPart, ToolCallStep, ToolInvocation, ToolInvocationPart
 
 from ._conversation import agent_input, in_nested, scope
-from ._plumbing import FINAL_ANSWER_TOOLS, answer_of, is_control
+from ._plumbing import FINAL_ANSWER_TOOLS, HANDOFF_PREFIXES, answer_of
 from ._steps import RUN_KINDS, TOOL_KINDS, Result, Step
 
 
@@ -79,8 +79,9 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
             calls.append((seq, step))
             for msg in step.output_messages or []:
                 for call in msg.calls:
-                    if is_control(call.name):
-                        continue
+                    name = call.name
+                    if name in FINAL_ANSWER_TOOLS or name.startswith(HANDOFF_PREFIXES):
+                        continue  # control, not a tool call (``_plumbing``)
                     if call.id and call.id in by_id:
                         entry = by_id[call.id]
                         if entry.args is None:

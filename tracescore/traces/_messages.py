@@ -128,25 +128,27 @@ def input_messages_of(value: Any) -> list[Msg] | None:
 
 def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     """One message from any supported shape (None for an empty or unreadable item)."""
-    obj = parse_json(obj)
-    if isinstance(obj, str):
-        return Msg(default_role, [obj]) if obj else None
-    if (
-        isinstance(obj, (list, tuple))
-        and len(obj) == 2
-        and isinstance(obj[0], str)
-        and obj[0].lower() in _ROLES
-    ):
-        # LangChain's (role, text) pair
-        return parse_message({"role": obj[0], "content": obj[1]}, default_role=default_role)
-    if not isinstance(obj, dict):
-        return None if obj is None else Msg(default_role, [text_of(obj)])
-    if "message" in obj and isinstance(obj["message"], dict) and "role" not in obj:
-        return parse_message(obj["message"], default_role=default_role)
-    if "role" not in obj and ("lc" in obj or "data" in obj):
-        fields = langchain_message(obj)
-        if fields is not None:
-            return parse_message(fields, default_role=default_role)
+    if type(obj) is not dict:
+        obj = parse_json(obj)
+        if isinstance(obj, str):
+            return Msg(default_role, [obj]) if obj else None
+        if (
+            isinstance(obj, (list, tuple))
+            and len(obj) == 2
+            and isinstance(obj[0], str)
+            and obj[0].lower() in _ROLES
+        ):
+            # LangChain's (role, text) pair
+            return parse_message({"role": obj[0], "content": obj[1]}, default_role=default_role)
+        if not isinstance(obj, dict):
+            return None if obj is None else Msg(default_role, [text_of(obj)])
+    if "role" not in obj:
+        if "message" in obj and isinstance(obj["message"], dict):
+            return parse_message(obj["message"], default_role=default_role)
+        if "lc" in obj or "data" in obj:
+            fields = langchain_message(obj)
+            if fields is not None:
+                return parse_message(fields, default_role=default_role)
     role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
     if role not in ("system", "user", "assistant", "tool"):
         role = default_role if "role" not in obj else role
@@ -465,7 +467,10 @@ def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
     become an assistant message with the calls and a tool message with the result, the result
     joined to the oldest call still open (the text carries no call id).
     """
-    if not any(m.role in _TEXT_ROLES for m in msgs):
+    for msg in msgs:
+        if msg.role in _TEXT_ROLES:
+            break
+    else:
         return msgs
     out: list[Msg] = []
     pending: list[Call] = []
