@@ -60,6 +60,14 @@ def test_code_scorer_example() -> None:
     _exec(5)
 
 
+def test_text_code_scorer_example(capsys: pytest.CaptureFixture[str]) -> None:
+    block = next(b for b in _blocks() if "create_keyword_coverage_scorer()" in b)
+    exec(block, {})  # noqa: S102 - our own documentation
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "0.4"
+    assert "'chlorophyll'" in printed[1]
+
+
 def test_public_names_are_documented() -> None:
     text = DOC.read_text()
     missing = [n for n in tracescore.scorers.__all__ if n not in text]

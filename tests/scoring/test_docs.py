@@ -33,3 +33,11 @@ def test_public_names_are_documented() -> None:
     internal = {"StepResults", "NotScorableSignal", "load_litellm", "normalise_usage"}
     missing = [n for n in tracescore.scoring.__all__ if n not in internal and n not in text]
     assert missing == []
+
+
+def test_classifier_example_builds() -> None:
+    block = next(b for b in _blocks() if "create_classifier_scorer(" in b)
+    namespace: dict[str, object] = {}
+    exec(block, namespace)  # noqa: S102 - our own documentation
+    assert namespace["correctness"].steps == [  # type: ignore[attr-defined]
+        "analyze", "generate_score", "generate_reason"]

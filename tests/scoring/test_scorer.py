@@ -323,3 +323,17 @@ async def test_prepare_run_returning_a_partial_dict_keeps_typed_fields() -> None
         lambda run: 1)
     result = await scorer.run(input=agent_input, output="o")
     assert result.input is agent_input and result.ground_truth == "gt"
+
+
+def test_a_prompt_step_whose_prompt_is_none_asks_no_judge() -> None:
+    # The judge points at a closed port: any call would fail the run.
+    judge = Judge("openai/never-called", "unused", api_base="http://127.0.0.1:9/v1")
+    scorer = (
+        create_scorer("skip", "d", judge=judge)
+        .analyze(PromptStep("maybe", lambda run, results: None, output_schema={"type": "object"}))
+        .generate_score(lambda run, results: 1.0 if results.analyze_step_result is None else 0.0)
+        .generate_reason(PromptStep("why", lambda run, results, score: None))
+    )
+    result = scorer.run_sync(input="q", output="a")
+    assert (result.score, result.reason, result.analyze_prompt) == (1.0, None, None)
+    assert result.judge == {}

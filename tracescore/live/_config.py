@@ -80,7 +80,8 @@ class ScorerEntry(_Strict):
     """One ``[[scorers]]`` entry: which scorer, on what, how often."""
 
     use: str = Field(min_length=1)
-    """``"module.path:attr"`` or ``"path/to/file.py:attr"``: a Scorer, or a factory of one."""
+    """A prebuilt scorer id (``"faithfulness-scorer"``, see ``tracescore.scorers.CATALOGUE``),
+    ``"module.path:attr"`` or ``"path/to/file.py:attr"``: a Scorer, or a factory of one."""
     id: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9_.:\-]+$")
     """The id written to ``scores.scorer_id``; defaults to the scorer's own id."""
     args: dict[str, Any] = Field(default_factory=dict)

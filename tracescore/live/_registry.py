@@ -1,9 +1,11 @@
 """The running set of scorers: entries from ``[[scorers]]`` or ``register(...)``, each resolved to
 a ``Scorer`` with its id, target, sample rate, filter and version.
 
-``use`` names where the scorer lives: ``"package.module:attr"`` (attr may be dotted) or
+``use`` names where the scorer lives: a prebuilt scorer's id in ``tracescore.scorers.CATALOGUE``
+(``"faithfulness-scorer"``), ``"package.module:attr"`` (attr may be dotted) or
 ``"path/to/file.py:attr"`` (a path relative to the working directory, else to the config file's
-directory). The object is a ``Scorer``, or a factory called with ``args`` that returns one.
+directory). The object is a ``Scorer``, or a factory called with ``args`` that returns one. A
+catalogue factory given ``model`` and ``api_base`` (``needs_judge``) gets them as one ``Judge``.
 
 The version is a stable hash of what decides the entry's results (use, args, target, filter,
 sample rate): change any of them and the scorer is a new version, scored afresh.
@@ -148,7 +150,8 @@ class Registry:
         scorer: Scorer[Any, Any] | None = None
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
-        elif entry.id is None:
+        elif entry.id is None and catalogue_factory(entry.use) is None:
+            # a catalogue id names the entry itself; an import path needs an id
             raise ConfigError(f"{where}: key 'id': a disabled entry needs an id")
         item = RegisteredScorer(
             id=entry.id or (scorer.id if scorer is not None else entry.use),
@@ -210,7 +213,12 @@ def build_scorer(
     use: str, args: Mapping[str, Any], *, base_dir: Path | None = None, where: str = "use"
 ) -> Scorer[Any, Any]:
     """Resolve ``use`` and return the Scorer it names (calling a factory with ``args``)."""
-    obj = load_object(use, base_dir=base_dir, where=where)
+    prebuilt = catalogue_factory(use)
+    if prebuilt is not None:
+        obj: Any = prebuilt
+        args = _judge_args(args)
+    else:
+        obj = load_object(use, base_dir=base_dir, where=where)
     scorer_cls = _scorer_class()
     if isinstance(obj, scorer_cls):
         if args:
@@ -239,13 +247,34 @@ def build_scorer(
     return built
 
 
+def catalogue_factory(use: str) -> Any:
+    """The factory of the prebuilt scorer with id ``use`` (``tracescore.scorers.CATALOGUE``),
+    or None when ``use`` is not a catalogue id."""
+    if ":" in use:
+        return None
+    from tracescore.scorers import CATALOGUE
+
+    return CATALOGUE.get(use)
+
+
+def _judge_args(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``model`` + ``api_base`` as one ``Judge`` (the prebuilt LLM factories take ``model``)."""
+    if "api_base" not in args or not isinstance(args.get("model"), str):
+        return args
+    from tracescore.scoring import Judge
+
+    rest = {k: v for k, v in args.items() if k not in ("model", "api_base")}
+    return {"model": Judge(model=args["model"], api_base=args["api_base"]), **rest}
+
+
 def load_object(use: str, *, base_dir: Path | None = None, where: str = "use") -> Any:
     """Import what ``"module:attr"`` or ``"path/file.py:attr"`` names."""
     target, sep, attr = use.rpartition(":")
     if not sep or not target or not attr:
         raise ConfigError(
             f"{where}: key 'use': {use!r} must look like 'package.module:name' or "
-            "'path/to/file.py:name'"
+            "'path/to/file.py:name', or be a prebuilt scorer id (see "
+            "tracescore.scorers.CATALOGUE, e.g. 'faithfulness-scorer')"
         )
     if target.endswith(".py") or "/" in target or "\\" in target:
         module = _load_file(target, base_dir=base_dir, where=where)

@@ -1,20 +1,30 @@
 """Prebuilt scorers, quick checks and trajectory utilities.
 
-LLM judges (``create_faithfulness_scorer``, ``create_hallucination_scorer``,
-``create_answer_relevancy_scorer``), code scorers over trajectories and tool calls, the
-``checks`` namespace of 0/1 micro-scorers, and pure helpers that read tool calls and compare,
-budget and audit trajectories. Every factory returns a ``tracescore.scoring.Scorer``.
-Importing this room does not import litellm (the judge loads it on its first call).
+LLM judges (``create_faithfulness_scorer``, ``create_bias_scorer``, ..., each built from data
+by one declarative builder), code scorers over text (completeness, content similarity, keyword
+coverage, textual difference, tone), trajectories and tool calls, the ``checks`` namespace of
+0/1 micro-scorers, ``CATALOGUE`` (every prebuilt scorer by id), and pure helpers that read tool
+calls and compare, budget and audit trajectories. Every factory returns a
+``tracescore.scoring.Scorer``. Importing this room does not import litellm (the judge loads
+it on its first call).
 """
 
 from . import checks
 from ._answer_relevancy import create_answer_relevancy_scorer
+from ._answer_similarity import create_answer_similarity_scorer
+from ._bias import create_bias_scorer
+from ._catalogue import CATALOGUE
 from ._checks_trajectory import (
     analyze_tool_failures,
     check_trajectory_blacklist,
     check_trajectory_efficiency,
 )
 from ._compare import compare_trajectories
+from ._completeness import create_completeness_scorer
+from ._content_similarity import create_content_similarity_scorer
+from ._context_precision import create_context_precision_scorer
+from ._context_recall import create_context_recall_scorer
+from ._context_relevance import create_context_relevance_scorer_llm
 from ._errors import TrajectoryCheckError
 from ._extract import (
     extract_tool_calls,
@@ -24,15 +34,28 @@ from ._extract import (
 )
 from ._faithfulness import create_faithfulness_scorer
 from ._hallucination import create_hallucination_scorer
+from ._keyword_coverage import create_keyword_coverage_scorer
+from ._multi_turn_judge import create_multi_turn_judge_scorer
+from ._noise_sensitivity import create_noise_sensitivity_scorer_llm
+from ._prompt_alignment import create_prompt_alignment_scorer_llm
 from ._results import Record, round_score
+from ._rubric import RubricCriterion, create_rubric_scorer
+from ._summarization import create_summarization_scorer
+from ._textual_difference import create_textual_difference_scorer
+from ._tone import create_tone_scorer
 from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
+from ._tool_call_accuracy_llm import create_tool_call_accuracy_scorer_llm
+from ._toxicity import create_toxicity_scorer
+from ._trajectory_llm import create_trajectory_accuracy_scorer_llm
 from ._trajectory_scorers import (
     create_trajectory_accuracy_scorer_code,
     create_trajectory_scorer_code,
 )
 
 __all__ = [
+    "CATALOGUE",
     "Record",
+    "RubricCriterion",
     "TrajectoryCheckError",
     "analyze_tool_failures",
     "check_trajectory_blacklist",
@@ -40,10 +63,28 @@ __all__ = [
     "checks",
     "compare_trajectories",
     "create_answer_relevancy_scorer",
+    "create_answer_similarity_scorer",
+    "create_bias_scorer",
+    "create_completeness_scorer",
+    "create_content_similarity_scorer",
+    "create_context_precision_scorer",
+    "create_context_recall_scorer",
+    "create_context_relevance_scorer_llm",
     "create_faithfulness_scorer",
     "create_hallucination_scorer",
+    "create_keyword_coverage_scorer",
+    "create_multi_turn_judge_scorer",
+    "create_noise_sensitivity_scorer_llm",
+    "create_prompt_alignment_scorer_llm",
+    "create_rubric_scorer",
+    "create_summarization_scorer",
+    "create_textual_difference_scorer",
+    "create_tone_scorer",
     "create_tool_call_accuracy_scorer_code",
+    "create_tool_call_accuracy_scorer_llm",
+    "create_toxicity_scorer",
     "create_trajectory_accuracy_scorer_code",
+    "create_trajectory_accuracy_scorer_llm",
     "create_trajectory_scorer_code",
     "extract_tool_calls",
     "extract_tool_results",

@@ -5,24 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer
+from pydantic import Field
 
-from ._llm import (
-    STATEMENTS_SCHEMA,
-    ModelLike,
-    as_json,
-    check_scale,
-    judged_scorer,
-    numbered,
-    read_options,
-    resolve_judge,
-    shown_scale,
-    step_items,
-    verdicts_schema,
-    weighted_share,
-)
-from ._results import round_score
+from tracescore.scoring import Scorer
+
+from ._builder import Ask, Judged, LLMScorerSpec, Loose, build_llm_scorer, merge_options, share
+from ._llm import ModelLike, as_json, numbered
+from ._schemas import Statements
 
 ANSWER_RELEVANCY_INSTRUCTIONS = """\
 You judge whether an AI assistant's answer addresses what the user asked. Relevance is about \
@@ -78,8 +67,58 @@ Answer:
 Results:
 {results}"""
 
-RESULTS_SCHEMA = verdicts_schema("results", subject="statement", verdict="result",
-                                 words="yes, no or unsure")
+
+class StatementResult(Loose):
+    """One statement's relevance to the question."""
+
+    statement: str | None = None
+    result: str = Field(description="yes, no or unsure")
+    reason: str | None = None
+
+
+class StatementResults(Loose):
+    """The analyze step's reply."""
+
+    results: list[StatementResult]
+
+
+def answer_relevancy_score(statements: Statements, results: StatementResults,
+                           uncertainty_weight: float) -> float:
+    """(yes + ``uncertainty_weight`` × unsure) / results; no statements → 0 (another word
+    counts in the total as irrelevant)."""
+    if not statements.statements:
+        return 0.0
+    return share(results.results, "result", {"yes": 1.0, "unsure": uncertainty_weight})
+
+
+def _extract_prompt(j: Judged) -> str:
+    return EXTRACT_PROMPT.format(output=j.output_text)
+
+
+def _analyze_prompt(j: Judged) -> str:
+    return ANALYZE_PROMPT.format(input=j.input_text,
+                                 statements=numbered(j.preprocess.statements, "(no statements)"))
+
+
+def _reason_prompt(j: Judged) -> str:
+    return REASON_PROMPT.format(
+        score=j.score, scale=j.scale, weight=f"{j.options['uncertainty_weight']:g}",
+        input=j.input_text, output=j.output_text, results=as_json(j.analyze.results))
+
+
+ANSWER_RELEVANCY = LLMScorerSpec(
+    id="answer-relevancy-scorer",
+    name="Answer Relevancy Scorer",
+    description="Evaluates how relevant the agent's answer is to the user's question",
+    instructions=ANSWER_RELEVANCY_INSTRUCTIONS,
+    preprocess=Ask("Split the answer into statements", _extract_prompt, Statements),
+    analyze=Ask("Judge each statement's relevance to the question", _analyze_prompt,
+                StatementResults),
+    score=lambda j: answer_relevancy_score(j.preprocess, j.analyze,
+                                           j.options["uncertainty_weight"]),
+    reason=Ask("Explain the score", _reason_prompt),
+    option_names=("uncertainty_weight",),
+)
 
 
 def create_answer_relevancy_scorer(
@@ -100,42 +139,10 @@ def create_answer_relevancy_scorer(
     ``model``: a litellm model string or a ``Judge``. ``options`` accepts Mastra's names
     (``uncertaintyWeight``, ``scale``).
     """
-    opts = read_options(options, ("scale", "uncertainty_weight", "uncertaintyWeight"),
-                        "create_answer_relevancy_scorer")
-    scale = check_scale(opts.get("scale", scale))
-    weight = opts.get("uncertaintyWeight", opts.get("uncertainty_weight", uncertainty_weight))
+    opts = merge_options(ANSWER_RELEVANCY, {"scale": scale,
+                                            "uncertainty_weight": uncertainty_weight}, options)
+    weight = opts["uncertainty_weight"]
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise ValueError(f"uncertainty_weight must be between 0 and 1, got {weight!r}")
-    weight = float(weight)
-    judge = resolve_judge(model, ANSWER_RELEVANCY_INSTRUCTIONS)
-
-    def extract_prompt(run: Any) -> str:
-        return EXTRACT_PROMPT.format(output=get_assistant_message(run.output))
-
-    def analyze_prompt(run: Any, results: Any) -> str:
-        statements = step_items(results.preprocess_step_result, "statements")
-        return ANALYZE_PROMPT.format(input=get_user_message(run.input),
-                                     statements=numbered(statements, "(no statements)"))
-
-    def generate_score(run: Any, results: Any) -> float:
-        if not step_items(results.preprocess_step_result, "statements"):
-            return 0.0
-        judged = step_items(results.analyze_step_result, "results")
-        return round_score(weighted_share(judged, "result", {"yes": 1.0, "unsure": weight})
-                           * scale)
-
-    def reason_prompt(run: Any, results: Any, score: float) -> str:
-        return REASON_PROMPT.format(
-            score=score, scale=shown_scale(scale), weight=f"{weight:g}",
-            input=get_user_message(run.input), output=get_assistant_message(run.output),
-            results=as_json(step_items(results.analyze_step_result, "results")))
-
-    return judged_scorer(
-        "answer-relevancy-scorer",
-        "Evaluates how relevant the agent's answer is to the user's question",
-        name="Answer Relevancy Scorer", judge=judge,
-        preprocess=PromptStep("Split the answer into statements", extract_prompt,
-                              output_schema=STATEMENTS_SCHEMA),
-        analyze=PromptStep("Judge each statement's relevance to the question", analyze_prompt,
-                           output_schema=RESULTS_SCHEMA),
-        generate_score=generate_score, reason_prompt=reason_prompt)
+    opts["uncertainty_weight"] = float(weight)
+    return build_llm_scorer(ANSWER_RELEVANCY, model, opts)

@@ -2,53 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer
+from pydantic import Field
 
-from ._llm import (
-    CLAIMS_SCHEMA,
-    ModelLike,
-    as_context,
-    as_json,
-    check_scale,
-    judged_scorer,
-    numbered,
-    read_options,
-    resolve_judge,
-    shown_scale,
-    step_items,
-    tool_context,
-    verdicts_schema,
-    weighted_share,
+from tracescore.scoring import Scorer
+
+from ._builder import (
+    Ask,
+    ContextRule,
+    LLMScorerSpec,
+    Loose,
+    build_llm_scorer,
+    merge_options,
+    share,
 )
-from ._results import round_score
+from ._claims import (
+    CLAIMS_MATERIAL,
+    REASON_MATERIAL,
+    claims_prompt,
+    claims_reason_prompt,
+    extract_claims_prompt,
+)
+from ._llm import ModelLike
+from ._schemas import Claims
 
 FAITHFULNESS_INSTRUCTIONS = """\
 You are a careful fact checker. You compare what an AI assistant said with the context it was \
 given, claim by claim, and decide whether the context backs each claim up.
 Judge only against the context in the task: your own knowledge never counts as support or as a \
 contradiction. Follow the answer format each task asks for exactly."""
-
-EXTRACT_CLAIMS_PROMPT = """\
-Break the text below into claims.
-
-A claim is one self-contained statement that can be checked against a source.
-- Split a sentence that says several things into one claim per fact.
-- Keep hedged or speculative statements ("may", "might", "probably", "will likely") as claims, \
-with their hedging words.
-- Make each claim stand on its own: replace pronouns with what they refer to.
-- Leave out greetings, questions, offers of help and remarks about the conversation itself.
-- If the text is empty or makes no claims, return an empty list.
-
-Return a JSON object: {{"claims": ["<claim>", ...]}}
-
-Text:
-\"\"\"
-{output}
-\"\"\""""
 
 ANALYZE_PROMPT = """\
 Decide for each claim whether the context supports it.
@@ -65,11 +49,7 @@ that points at the part of the context it rests on.
 Return a JSON object: {{"verdicts": [{{"claim": "<claim>", "verdict": "yes" | "no" | "unsure", \
 "reason": "<why>"}}, ...]}}
 
-Context:
-{context}
-
-Claims:
-{claims}"""
+""" + CLAIMS_MATERIAL
 
 REASON_PROMPT = """\
 Explain a faithfulness score in two or three sentences of plain text (no JSON, no lists).
@@ -78,20 +58,43 @@ The score is {score} on a scale from 0 to {scale}: the share of the answer's cla
 context supports. Say briefly which claims the context supports, and name each claim it \
 contradicts or cannot confirm. Begin with "The score is {score} because".
 
-User question:
-{input}
+""" + REASON_MATERIAL
 
-Answer:
-{output}
 
-Context:
-{context}
+class ClaimVerdict(Loose):
+    """One claim's verdict against the context."""
 
-Verdicts:
-{verdicts}"""
+    claim: str | None = None
+    verdict: str = Field(description="yes, no or unsure")
+    reason: str | None = None
 
-VERDICTS_SCHEMA = verdicts_schema("verdicts", subject="claim", verdict="verdict",
-                                  words="yes, no or unsure")
+
+class ClaimVerdicts(Loose):
+    """The analyze step's reply."""
+
+    verdicts: list[ClaimVerdict]
+
+
+def faithfulness_score(claims: Claims, verdicts: ClaimVerdicts) -> float:
+    """Supported verdicts / verdicts (no claims → 0; an unknown word counts in the total)."""
+    if not claims.claims:
+        return 0.0
+    return share(verdicts.verdicts, "verdict")
+
+
+FAITHFULNESS = LLMScorerSpec(
+    id="faithfulness-scorer",
+    name="Faithfulness Scorer",
+    description="Evaluates how faithful the agent's answer is to the given context",
+    instructions=FAITHFULNESS_INSTRUCTIONS,
+    preprocess=Ask("Extract every claim from the answer", extract_claims_prompt, Claims),
+    analyze=Ask("Judge each claim against the context", claims_prompt(ANALYZE_PROMPT),
+                ClaimVerdicts,
+                uses_context=True),
+    score=lambda j: faithfulness_score(j.preprocess, j.analyze),
+    reason=Ask("Explain the score", claims_reason_prompt(REASON_PROMPT), uses_context=True),
+    context=ContextRule(default="tool_results"),
+)
 
 
 def create_faithfulness_scorer(
@@ -99,6 +102,7 @@ def create_faithfulness_scorer(
     scale: float = 1,
     context: Sequence[str] | str | None = None,
     *,
+    context_extractor: Callable[[Any, Any], Any] | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> Scorer[Any, Any]:
     """An LLM-judged score of how faithful the agent's answer is to its context.
@@ -111,46 +115,11 @@ def create_faithfulness_scorer(
     it with the concrete claims.
 
     ``model``: a litellm model string or a ``Judge`` (for ``api_base``, ``api_key``, settings).
-    ``context``: the facts to check against; without it, the results of the tool calls in the
-    agent's output (``extract_tool_results``) are the context. ``options`` accepts Mastra's
-    option names (``scale``, ``context``).
+    ``context``: the facts to check against; ``context_extractor(input, output)`` computes them
+    per run instead; without either, the results of the tool calls in the agent's output
+    (``extract_tool_results``) are the context. ``options`` accepts Mastra's option names
+    (``scale``, ``context``, ``contextExtractor``).
     """
-    opts = read_options(options, ("scale", "context"), "create_faithfulness_scorer")
-    scale = check_scale(opts.get("scale", scale))
-    static = as_context(opts["context"]) if opts.get("context") is not None else (
-        as_context(context) if context is not None else None)
-    judge = resolve_judge(model, FAITHFULNESS_INSTRUCTIONS)
-
-    def context_of(run: Any) -> list[str]:
-        return static if static is not None else tool_context(run.output)
-
-    def extract_prompt(run: Any) -> str:
-        return EXTRACT_CLAIMS_PROMPT.format(output=get_assistant_message(run.output))
-
-    def analyze_prompt(run: Any, results: Any) -> str:
-        claims = step_items(results.preprocess_step_result, "claims")
-        return ANALYZE_PROMPT.format(context=numbered(context_of(run), "(no context)"),
-                                     claims=numbered(claims, "(no claims)"))
-
-    def generate_score(run: Any, results: Any) -> float:
-        if not step_items(results.preprocess_step_result, "claims"):
-            return 0.0
-        verdicts = step_items(results.analyze_step_result, "verdicts")
-        return round_score(weighted_share(verdicts, "verdict", {"yes": 1.0}) * scale)
-
-    def reason_prompt(run: Any, results: Any, score: float) -> str:
-        return REASON_PROMPT.format(
-            score=score, scale=shown_scale(scale), input=get_user_message(run.input),
-            output=get_assistant_message(run.output),
-            context=numbered(context_of(run), "(no context)"),
-            verdicts=as_json(step_items(results.analyze_step_result, "verdicts")))
-
-    return judged_scorer(
-        "faithfulness-scorer",
-        "Evaluates how faithful the agent's answer is to the given context",
-        name="Faithfulness Scorer", judge=judge,
-        preprocess=PromptStep("Extract every claim from the answer", extract_prompt,
-                              output_schema=CLAIMS_SCHEMA),
-        analyze=PromptStep("Judge each claim against the context", analyze_prompt,
-                           output_schema=VERDICTS_SCHEMA),
-        generate_score=generate_score, reason_prompt=reason_prompt)
+    opts = merge_options(FAITHFULNESS, {"scale": scale, "context": context,
+                                        "context_extractor": context_extractor}, options)
+    return build_llm_scorer(FAITHFULNESS, model, opts)

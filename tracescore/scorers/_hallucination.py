@@ -6,27 +6,28 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from tracescore.model import get_assistant_message, get_user_message
-from tracescore.scoring import PromptStep, Scorer
+from pydantic import Field
 
-from ._faithfulness import EXTRACT_CLAIMS_PROMPT
-from ._llm import (
-    CLAIMS_SCHEMA,
-    ModelLike,
-    as_context,
-    as_json,
-    call_get_context,
-    check_scale,
-    judged_scorer,
-    numbered,
-    read_options,
-    resolve_judge,
-    shown_scale,
-    step_items,
-    verdicts_schema,
-    weighted_share,
+from tracescore.scoring import Scorer
+
+from ._builder import (
+    Ask,
+    ContextRule,
+    LLMScorerSpec,
+    Loose,
+    build_llm_scorer,
+    merge_options,
+    share,
 )
-from ._results import round_score
+from ._claims import (
+    CLAIMS_MATERIAL,
+    REASON_MATERIAL,
+    claims_prompt,
+    claims_reason_prompt,
+    extract_claims_prompt,
+)
+from ._llm import ModelLike
+from ._schemas import Claims
 
 GetContext = Callable[[Any, Any, "float | None", str],
                       "Sequence[str] | str | None | Awaitable[Sequence[str] | str | None]"]
@@ -54,11 +55,7 @@ and add a one-sentence reason.
 Return a JSON object: {{"verdicts": [{{"statement": "<claim>", "verdict": "yes" | "no", \
 "reason": "<why>"}}, ...]}}
 
-Context:
-{context}
-
-Claims:
-{claims}"""
+""" + CLAIMS_MATERIAL
 
 REASON_PROMPT = """\
 Explain a hallucination score in two or three sentences of plain text (no JSON, no lists).
@@ -68,20 +65,45 @@ context contradicts or does not support (0 means none). Name each contradicted o
 claim and what the context says instead; if there are none, say that every claim is supported. \
 Begin with "The score is {score} because".
 
-User question:
-{input}
+""" + REASON_MATERIAL
 
-Answer:
-{output}
 
-Context:
-{context}
+class StatementVerdict(Loose):
+    """One claim's hallucination verdict."""
 
-Verdicts:
-{verdicts}"""
+    statement: str | None = None
+    verdict: str = Field(description="yes (hallucinated) or no")
+    reason: str | None = None
 
-VERDICTS_SCHEMA = verdicts_schema("verdicts", subject="statement", verdict="verdict",
-                                  words="yes (hallucinated) or no")
+
+class StatementVerdicts(Loose):
+    """The analyze step's reply."""
+
+    verdicts: list[StatementVerdict]
+
+
+def hallucination_score(answer: str, claims: Claims, verdicts: StatementVerdicts) -> float:
+    """Hallucinated verdicts / verdicts; an empty answer or no claims → 0 (an unknown word
+    counts in the total, not as hallucinated)."""
+    if not answer.strip() or not claims.claims:
+        return 0.0
+    return share(verdicts.verdicts, "verdict")
+
+
+HALLUCINATION = LLMScorerSpec(
+    id="hallucination-scorer",
+    name="Hallucination Scorer",
+    description="Evaluates how much of the agent's answer its context contradicts or does not "
+                "support",
+    instructions=HALLUCINATION_INSTRUCTIONS,
+    preprocess=Ask("Extract every claim from the answer", extract_claims_prompt, Claims),
+    analyze=Ask("Judge each claim for hallucination", claims_prompt(ANALYZE_PROMPT),
+                StatementVerdicts,
+                uses_context=True),
+    score=lambda j: hallucination_score(j.output_text, j.preprocess, j.analyze),
+    reason=Ask("Explain the score", claims_reason_prompt(REASON_PROMPT), uses_context=True),
+    context=ContextRule(default="none", hook=True),
+)
 
 
 def create_hallucination_scorer(
@@ -90,6 +112,7 @@ def create_hallucination_scorer(
     context: Sequence[str] | str | None = None,
     get_context: GetContext | None = None,
     *,
+    context_extractor: Callable[[Any, Any], Any] | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> Scorer[Any, Any]:
     """An LLM-judged share of the agent's claims that its context contradicts or lacks.
@@ -104,52 +127,11 @@ def create_hallucination_scorer(
     ``model``: a litellm model string or a ``Judge``. ``context``: the facts to check against
     (none means every factual claim is unsupported). ``get_context(run, results, score, step)``,
     sync or async, supplies the context at run time: it is called with step ``"analyze"``
-    (score None) and again with ``"generate_reason"``, and takes priority over ``context``.
-    ``options`` accepts Mastra's names (``scale``, ``context``, ``getContext``).
+    (score None) and again with ``"generate_reason"``, and takes priority over ``context`` and
+    ``context_extractor(input, output)``. ``options`` accepts Mastra's names (``scale``,
+    ``context``, ``getContext``, ``contextExtractor``).
     """
-    opts = read_options(options, ("scale", "context", "get_context", "getContext"),
-                        "create_hallucination_scorer")
-    scale = check_scale(opts.get("scale", scale))
-    static = as_context(opts.get("context", context))
-    hook = opts.get("get_context") or opts.get("getContext") or get_context
-    if hook is not None and not callable(hook):
-        raise TypeError("get_context must be a function (run, results, score, step) -> list[str]")
-    judge = resolve_judge(model, HALLUCINATION_INSTRUCTIONS)
-
-    async def context_of(run: Any, results: Any, score: float | None, step: str) -> list[str]:
-        if hook is not None:
-            return await call_get_context(hook, run, results, score, step)
-        return static
-
-    def extract_prompt(run: Any) -> str:
-        return EXTRACT_CLAIMS_PROMPT.format(output=get_assistant_message(run.output))
-
-    async def analyze_prompt(run: Any, results: Any) -> str:
-        claims = step_items(results.preprocess_step_result, "claims")
-        ctx = await context_of(run, results, None, "analyze")
-        return ANALYZE_PROMPT.format(context=numbered(ctx, "(no context)"),
-                                     claims=numbered(claims, "(no claims)"))
-
-    def generate_score(run: Any, results: Any) -> float:
-        if not get_assistant_message(run.output).strip() or not step_items(
-                results.preprocess_step_result, "claims"):
-            return 0.0
-        verdicts = step_items(results.analyze_step_result, "verdicts")
-        return round_score(weighted_share(verdicts, "verdict", {"yes": 1.0}) * scale)
-
-    async def reason_prompt(run: Any, results: Any, score: float) -> str:
-        ctx = await context_of(run, results, score, "generate_reason")
-        return REASON_PROMPT.format(
-            score=score, scale=shown_scale(scale), input=get_user_message(run.input),
-            output=get_assistant_message(run.output), context=numbered(ctx, "(no context)"),
-            verdicts=as_json(step_items(results.analyze_step_result, "verdicts")))
-
-    return judged_scorer(
-        "hallucination-scorer",
-        "Evaluates how much of the agent's answer its context contradicts or does not support",
-        name="Hallucination Scorer", judge=judge,
-        preprocess=PromptStep("Extract every claim from the answer", extract_prompt,
-                              output_schema=CLAIMS_SCHEMA),
-        analyze=PromptStep("Judge each claim for hallucination", analyze_prompt,
-                           output_schema=VERDICTS_SCHEMA),
-        generate_score=generate_score, reason_prompt=reason_prompt)
+    opts = merge_options(HALLUCINATION, {"scale": scale, "context": context,
+                                         "get_context": get_context,
+                                         "context_extractor": context_extractor}, options)
+    return build_llm_scorer(HALLUCINATION, model, opts)

@@ -1,4 +1,4 @@
-"""Shared parts of the LLM-judged scorers: the judge, verdict words, context, output schemas."""
+"""Shared parts of the LLM-judged scorers: the judge, verdict words, context, prompt text."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracescore.scoring import Judge, PromptStep, Scorer, create_scorer
+from pydantic import BaseModel
+
+from tracescore.scoring import Judge
 
 from ._extract import extract_tool_results
 
@@ -55,17 +57,6 @@ def reason_judge(judge: Judge) -> Judge:
     """The reason step's judge override: the scorer judge's output processors, then one that
     unwraps a JSON ``{"reason": ...}`` reply into its text."""
     return Judge(output_processors=(*judge.output_processors, _unwrap_reason))
-
-
-def read_options(options: Mapping[str, Any] | None, allowed: tuple[str, ...],
-                 factory: str) -> dict[str, Any]:
-    """``options`` as a dict, refusing keys the factory does not know (typos fail loudly)."""
-    opts = dict(options or {})
-    unknown = sorted(set(opts) - set(allowed))
-    if unknown:
-        raise TypeError(f"{factory}: unknown option(s) {', '.join(unknown)}; "
-                        f"use {', '.join(allowed)}")
-    return opts
 
 
 def verdict_word(value: Any) -> str:
@@ -141,71 +132,19 @@ def numbered(items: Sequence[str], empty: str) -> str:
     return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
 
 
-def as_json(value: Any) -> str:
-    """Compact, readable JSON for prompts."""
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-
-
-def list_schema(key: str, item: dict[str, Any]) -> dict[str, Any]:
-    """``{"<key>": [item, ...]}`` as a JSON Schema."""
-    return {
-        "type": "object",
-        "properties": {key: {"type": "array", "items": item}},
-        "required": [key],
-    }
-
-
-TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
-CLAIMS_SCHEMA = list_schema("claims", {"type": "string"})
-STATEMENTS_SCHEMA = list_schema("statements", {"type": "string"})
-
-
-def verdicts_schema(key: str, *, subject: str, verdict: str, words: str) -> dict[str, Any]:
-    """``{"<key>": [{"<subject>", "<verdict>": words, "reason"}, ...]}`` as a JSON Schema; only
-    the verdict is required."""
-    return list_schema(key, {
-        "type": "object",
-        "properties": {
-            subject: TEXT_OR_NULL,
-            verdict: {"type": "string", "description": words},
-            "reason": TEXT_OR_NULL,
-        },
-        "required": [verdict],
-    })
-
-
-def step_items(step_result: Any, key: str) -> list[Any]:
-    """The list under ``key`` of a step's ``{"<key>": [...]}`` result (empty when missing)."""
-    return (step_result or {}).get(key) or []
-
-
-def weighted_share(items: Sequence[Mapping[str, Any]], key: str,
-                   weights: Mapping[str, float]) -> float:
-    """Sum of the weights of each item's verdict word (``verdict_word(item[key])``; a word not
-    in ``weights`` counts 0) over the number of items; 0 for no items."""
+def indexed(items: Sequence[str], empty: str) -> str:
+    """``[0] a`` lines (0-based, as ``context_index`` counts), or ``empty`` when there are none."""
     if not items:
-        return 0.0
-    return sum(weights.get(verdict_word(item.get(key)), 0.0) for item in items) / len(items)
+        return empty
+    return "\n".join(f"[{i}] {item}" for i, item in enumerate(items))
 
 
-def judged_scorer(
-    scorer_id: str,
-    description: str,
-    *,
-    name: str,
-    judge: Judge,
-    preprocess: PromptStep,
-    analyze: PromptStep,
-    generate_score: Any,
-    reason_prompt: Any,
-) -> Scorer[Any, Any]:
-    """The shape every prebuilt LLM scorer shares: two prompt steps, a code score, then a
-    prompt step that explains the score with the judge's reply unwrapped to text."""
-    return (
-        create_scorer(scorer_id, description, name=name, judge=judge, type="agent")
-        .preprocess(preprocess)
-        .analyze(analyze)
-        .generate_score(generate_score)
-        .generate_reason(PromptStep("Explain the score", reason_prompt,
-                                    judge=reason_judge(judge)))
-    )
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return str(value)
+
+
+def as_json(value: Any) -> str:
+    """Readable JSON for prompts (pydantic models as their data, ``None`` fields left out)."""
+    return json.dumps(value, ensure_ascii=False, indent=2, default=_plain)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tracescore.model import ToolInvocation, Trajectory, get_assistant_messages
+from tracescore.model import ToolInvocation, Trajectory, get_assistant_messages, to_agent_input
 
 from ._extract import extract_tool_calls, invocations_of, output_messages
 
@@ -54,3 +54,15 @@ def tool_errors(output: Any) -> tuple[list[str], int]:
         return failed, len(tools)
     invocations = [inv for m in output_messages(output) for inv in invocations_of(m, merge=True)]
     return [inv.tool_name for inv in invocations if is_error_invocation(inv)], len(invocations)
+
+
+def joined_input_text(run_input: Any, sep: str = ", ") -> str:
+    """The text of every input message that has text, joined by ``sep`` (Mastra's code scorers
+    join with ``", "``); system messages are not input messages."""
+    return sep.join(m.content for m in to_agent_input(run_input).input_messages if m.content)
+
+
+def joined_output_text(output: Any, sep: str = ", ") -> str:
+    """The text of every output message that has text (any role), joined by ``sep``; a message
+    with only tool calls adds nothing."""
+    return sep.join(m.content for m in output_messages(output) if m.content)

@@ -29,6 +29,12 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
 
+def check_agent_run(run: Any) -> None:
+    """Raise ``ValueError(EMPTY_RUN)`` for a run without input messages or without output."""
+    if _empty(run.input) or not to_agent_input(run.input).input_messages or _empty(run.output):
+        raise ValueError(EMPTY_RUN)
+
+
 def create_tool_call_accuracy_scorer_code(
     expected_tool: str | None = None,
     strict_mode: bool = False,
@@ -61,8 +67,7 @@ def create_tool_call_accuracy_scorer_code(
                        "from the available tools")
 
     def preprocess(run: Any) -> Record:
-        if _empty(run.input) or not to_agent_input(run.input).input_messages or _empty(run.output):
-            raise ValueError(EMPTY_RUN)
+        check_agent_run(run)
         actual = tool_names(run.output)
         if expected_tool is None:
             correct_tool = False

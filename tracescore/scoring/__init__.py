@@ -4,6 +4,7 @@ generate_reason, with prompt steps answered by an LLM ``Judge`` through litellm.
 Importing this room is cheap: litellm is imported on the first judge call.
 """
 
+from ._classifier import create_classifier_scorer, probability_of_true
 from ._errors import (
     JudgeOutputError,
     PipelineIncompleteError,
@@ -30,12 +31,14 @@ __all__ = [
     "ScorerRunError",
     "StepResults",
     "classify_error",
+    "create_classifier_scorer",
     "create_scorer",
     "execution_rows",
     "filter_run",
     "load_litellm",
     "normalise_usage",
     "not_scorable",
+    "probability_of_true",
     "retry_after_s",
     "step_columns",
 ]

@@ -71,6 +71,32 @@ def _provider_of(model: str, api_base: str | None) -> tuple[str, str | None]:
 
 
 @functools.lru_cache(maxsize=256)
+def supports_logprobs(model: str) -> bool:
+    """Whether litellm lists ``logprobs`` among the parameters ``model`` takes (unknown: yes)."""
+    try:
+        params = load_litellm().get_supported_openai_params(model=model)
+    except Exception:  # noqa: BLE001 - unknown provider: let the provider decide
+        return True
+    return params is None or "logprobs" in params
+
+
+def token_logprobs(choice: Any) -> list[dict[str, Any]] | None:
+    """A reply's token log-probabilities as plain dicts, or None when it has none."""
+    content = _field(_field(choice, "logprobs"), "content")
+    if not content:
+        return None
+    return [
+        {
+            "token": _field(entry, "token"),
+            "logprob": _field(entry, "logprob"),
+            "top_logprobs": [{"token": _field(top, "token"), "logprob": _field(top, "logprob")}
+                             for top in _field(entry, "top_logprobs") or ()],
+        }
+        for entry in content
+    ]
+
+
+@functools.lru_cache(maxsize=256)
 def supports_native_schema(model: str) -> bool:
     """Whether litellm says ``model`` accepts a JSON-schema ``response_format``."""
     try:
@@ -124,9 +150,11 @@ def _cost_of(litellm: Any, response: Any) -> float | None:
 class _StepCall:
     """The requests of one step: counts, usage, cost, retries."""
 
-    def __init__(self, judge: Judge, *, step: str) -> None:
+    def __init__(self, judge: Judge, *, step: str, top_logprobs: int | None = None) -> None:
         self.judge = judge
         self.step = step
+        self.top_logprobs = top_logprobs
+        self.logprobs: list[dict[str, Any]] | None = None
         self.litellm = load_litellm()
         self.attempts = 0
         self.model_calls = 0
@@ -149,6 +177,8 @@ class _StepCall:
             kwargs["timeout"] = judge.timeout_s
         if fmt is not None:
             kwargs["response_format"] = fmt
+        if self.top_logprobs is not None and supports_logprobs(judge.model or ""):
+            kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
         return kwargs
 
     async def request(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> str:
@@ -183,6 +213,8 @@ class _StepCall:
             text = _field(message, "content")
             self.finish_reason = _field(choice, "finish_reason")
             self.raw_output = text if isinstance(text, str) else None
+            if self.top_logprobs is not None:
+                self.logprobs = token_logprobs(choice)
             text = text if isinstance(text, str) else ""
             for processor in self.judge.output_processors:
                 text = await StepCallable.of(processor, what="output processor").call(text)
@@ -252,11 +284,22 @@ async def call_judge(judge: Judge, *, prompt: str, schema: OutputSchema | None, 
     ``json_prompt_injection``); when it brings no valid object, one fallback attempt injects
     the schema and says what was wrong.
     """
+    output, execution, _ = await call_judge_logprobs(judge, prompt=prompt, schema=schema,
+                                                     step=step)
+    return output, execution
+
+
+async def call_judge_logprobs(
+    judge: Judge, *, prompt: str, schema: OutputSchema | None, step: str,
+    top_logprobs: int | None = None,
+) -> tuple[Any, JudgeExecution, list[dict[str, Any]] | None]:
+    """``call_judge``, also returning the token log-probabilities of the reply that gave the
+    output when ``top_logprobs`` asks for them (None when not asked or none came back)."""
     if "litellm" not in sys.modules:
         # The first import takes seconds: keep the event loop free meanwhile.
         await asyncio.to_thread(load_litellm)
     started = time.perf_counter()
-    call = _StepCall(judge, step=step)
+    call = _StepCall(judge, step=step, top_logprobs=top_logprobs)
     try:
         if schema is None:
             text = await call.request(_messages(judge, prompt, None, None), None)
@@ -266,7 +309,8 @@ async def call_judge(judge: Judge, *, prompt: str, schema: OutputSchema | None, 
     except Exception as exc:
         execution = call.execution(status="failed", prompt=prompt, started=started, error=exc)
         raise JudgeCallFailed(execution, exc) from exc
-    return output, call.execution(status="success", prompt=prompt, started=started, output=output)
+    execution = call.execution(status="success", prompt=prompt, started=started, output=output)
+    return output, execution, call.logprobs
 
 
 async def _structured(call: _StepCall, judge: Judge, prompt: str, schema: OutputSchema) -> Any:

@@ -17,7 +17,7 @@ from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
-from ._judge_call import JudgeCallFailed, call_judge
+from ._judge_call import JudgeCallFailed, call_judge_logprobs
 from ._runs import coerce_prepared, construct, make_run
 from ._steps import (
     STEP_ORDER,
@@ -267,6 +267,8 @@ class Scorer(Generic[InputT, OutputT]):
             prompt = await spec.create_prompt.call(run, results)
         if isinstance(prompt, NotScorableSignal):
             return prompt
+        if prompt is None and name != "generate_score":
+            return None  # nothing to ask: the step's result is None, no judge call
         if not isinstance(prompt, str):
             raise TypeError(f"create_prompt must return a string, got {type(prompt).__name__}")
         if state.prompts is None:
@@ -277,15 +279,18 @@ class Scorer(Generic[InputT, OutputT]):
         record = state.judge.setdefault(name, StepJudge())
         state.judge_called = True
         try:
-            output, execution = await call_judge(judge, prompt=prompt, schema=spec.schema,
-                                                 step=name)
+            output, execution, logprobs = await call_judge_logprobs(
+                judge, prompt=prompt, schema=spec.schema, step=name,
+                top_logprobs=spec.top_logprobs)
         except JudgeCallFailed as failed:
             record.executions.append(failed.execution)
             raise
         record.executions.append(execution)
+        if spec.parse_output is not None:
+            output = await spec.parse_output.call(output, logprobs)
         if name == "generate_score":
             if spec.calculate_score is not None:
-                return await spec.calculate_score.call(run, results, output)
+                return await spec.calculate_score.call(run, results, output, logprobs)
             if isinstance(output, dict) and "score" in output:
                 return output["score"]
             raise TypeError(

@@ -140,6 +140,13 @@ class PromptStep:
     Schema dict); generate_score asks for ``{"score": number}`` unless given one and turns the
     judge's output into the score with ``calculate_score(run, results, output)``; generate_reason
     returns the judge's text. ``judge`` overrides the scorer's judge field by field.
+
+    ``logprobs=N`` asks the provider for each reply token's log-probability and its ``N`` most
+    likely alternatives (OpenAI's ``top_logprobs``, 0-20; left out for models litellm says do
+    not take it). ``parse_output(output, logprobs)`` turns the judge's validated output into the
+    step result; ``logprobs`` is a list of ``{"token", "logprob", "top_logprobs": [{"token",
+    "logprob"}, ...]}`` for the reply, or None when none came back. ``calculate_score`` gets
+    them as a fourth argument when it takes one.
     """
 
     description: str
@@ -147,6 +154,8 @@ class PromptStep:
     output_schema: SchemaLike | None = None
     judge: Judge | None = None
     calculate_score: Callable[..., Any] | None = None
+    logprobs: int | None = None
+    parse_output: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +170,8 @@ class StepSpec:
     schema: OutputSchema | None = None
     judge: Judge | None = None
     calculate_score: StepCallable | None = None
+    top_logprobs: int | None = None
+    parse_output: StepCallable | None = None
 
 
 _DICT_KEYS = {
@@ -172,6 +183,9 @@ _DICT_KEYS = {
     "judge": "judge",
     "calculate_score": "calculate_score",
     "calculateScore": "calculate_score",
+    "logprobs": "logprobs",
+    "parse_output": "parse_output",
+    "parseOutput": "parse_output",
 }
 
 
@@ -214,6 +228,12 @@ def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
         schema = as_output_schema(schema_like, name=f"{name}_output") if schema_like else None
         if step.calculate_score is not None and name != "generate_score":
             raise ScorerDefinitionError(f"{where}: calculate_score only applies to generate_score")
+        logprobs = step.logprobs
+        if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
+                                     or not 0 <= logprobs <= 20):
+            raise ScorerDefinitionError(
+                f"{where}: logprobs is how many alternatives to return per token, 0 to 20; "
+                f"got {logprobs!r}")
         return StepSpec(
             name=name,
             kind="prompt",
@@ -224,6 +244,12 @@ def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
             calculate_score=(
                 StepCallable.of(step.calculate_score, what=f"{where}: calculate_score")
                 if step.calculate_score is not None
+                else None
+            ),
+            top_logprobs=logprobs,
+            parse_output=(
+                StepCallable.of(step.parse_output, what=f"{where}: parse_output")
+                if step.parse_output is not None
                 else None
             ),
         )

@@ -6,7 +6,7 @@ from ._assertions import (
     assert_score_above,
     assert_verdict,
 )
-from ._llm_server import Reply, ScriptedLLMServer, error
+from ._llm_server import Reply, ScriptedLLMServer, error, token_logprobs
 
 __all__ = [
     "Reply",
@@ -16,4 +16,5 @@ __all__ = [
     "assert_score_above",
     "assert_verdict",
     "error",
+    "token_logprobs",
 ]

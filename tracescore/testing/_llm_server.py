@@ -26,6 +26,8 @@ class Reply:
     ``content`` may be a string or any JSON value (serialised as the message content).
     ``status`` other than 200 sends ``error_body`` (or an OpenAI-style error) with ``headers``.
     ``raw_body`` sends those bytes as the whole response body (for malformed answers).
+    ``logprobs`` is sent as the choice's ``logprobs.content``: a list of
+    ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}`` (see ``token_logprobs``).
     """
 
     content: Any = ""
@@ -41,6 +43,30 @@ class Reply:
     raw_body: bytes | None = None
     error_body: Any = None
     model: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
+
+
+def token_logprobs(
+    tokens: list[str], alternatives: dict[int, dict[str, float]] | None = None
+) -> list[dict[str, Any]]:
+    """Token log-probabilities for ``Reply(logprobs=...)``.
+
+    ``tokens`` are the reply's tokens in order (each sent with logprob 0, i.e. certain, unless
+    ``alternatives`` says otherwise); ``alternatives[i]`` maps candidate tokens at position ``i``
+    to their log-probabilities; the token sent is given the one its own entry says.
+    """
+    entries = []
+    for i, token in enumerate(tokens):
+        top = dict((alternatives or {}).get(i, {}))
+        top.setdefault(token, 0.0)
+        entries.append({
+            "token": token,
+            "logprob": top[token],
+            "bytes": list(token.encode()),
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                             for t, lp in sorted(top.items(), key=lambda kv: -kv[1])],
+        })
+    return entries
 
 
 def error(
@@ -209,7 +235,9 @@ class ScriptedLLMServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": reply.model or body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                         **({"logprobs": {"content": reply.logprobs}}
+                            if reply.logprobs is not None else {})}],
             "usage": {
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
