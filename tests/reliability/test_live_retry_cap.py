@@ -10,6 +10,7 @@ provider hears no more from it. Through a storm of mixed faults every pair still
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 from live.test_serve import write_config
-from server_process import ServerProcess, running_server, sql
+from server_process import ServerProcess, running_server, sql, start_server
 
 from tracescore.live import send_agent_traces
 from tracescore.testing import Reply, error
@@ -73,6 +74,40 @@ def test_a_provider_that_never_recovers_ends_each_pair_failed(tmp_path: Path, ll
         heard = len(llm_server.requests)
         time.sleep(2.5)  # longer than any backoff it could still be waiting out
         assert len(llm_server.requests) == heard  # nothing retries any more
+
+
+def test_a_restart_does_not_start_the_retry_window_again(tmp_path: Path,
+                                                         llm_server: Any) -> None:
+    """The window counts from the pair's first failed judge call as stored, so a server that
+    restarts (here: kill -9) gives a failing pair no fresh deadline."""
+    llm_server.set_default(lambda body: error(503, "the provider is down"))
+    path = config(tmp_path, llm_server.url, "transient_retry_deadline_seconds = 8")
+    server = start_server(tmp_path / "restart.duckdb", args=["--config", str(path)])
+    try:
+        send_agent_traces(server.url, count=2)
+        deadline = time.monotonic() + 60
+        while sql(server, "SELECT count(*) FROM judge_executions")[0][0] < 2 * 2:
+            assert time.monotonic() < deadline, server.log()[-3000:]
+            time.sleep(0.05)
+        assert sql(server, "SELECT DISTINCT decision FROM scoring_decisions") == [["retrying"]]
+        server.kill()  # about 1 s into the window; the restart alone takes longer than that
+        server.start()
+        wait_until_closed(server, 2, timeout_s=90)
+        rows = sql(server, """
+            SELECT d.decision, d.last_error,
+                   epoch(s.created_at) - (SELECT epoch(min(e.created_at)) FROM judge_executions e
+                                          WHERE e.score_id = s.score_id)
+            FROM scoring_decisions d JOIN scores s USING (score_id)""")
+        assert len(rows) == 2
+        for decision, last_error, window in rows:
+            assert decision == "failed"
+            found = re.search(r"gave up after (\d+) s", last_error)
+            assert found, last_error
+            gave_up_after = float(found.group(1))
+            # counted from the first failure before the crash, not from the first after it
+            assert window >= 8 and abs(gave_up_after - window) <= 1.5, (last_error, window)
+    finally:
+        server.stop()
 
 
 def test_a_fault_storm_still_scores_every_pair_exactly_once(tmp_path: Path,

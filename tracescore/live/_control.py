@@ -47,12 +47,12 @@ class RunControl:
         return self._streaks.get(key, 0)
 
     def streak_since(self, key: PairKey) -> datetime | None:
-        """When the pair's current run of transient failures began (None: no such run known
-        to this process)."""
+        """When the pair's transient-retry window began, i.e. its first failure (None: not
+        known to this process yet; the worker then reads it from ``judge_executions``)."""
         return self._since.get(key)
 
     def bump_streak(self, key: PairKey, *, since: datetime) -> None:
-        """Count one more transient failure of a pair; ``since`` is when the run of failures
+        """Count one more transient failure of a pair; ``since`` is when its retry window
         began, kept from the first call."""
         self._streaks[key] = self._streaks.get(key, 0) + 1
         self._since.setdefault(key, since)

@@ -4,9 +4,9 @@ Judge errors come classified by ``tracescore.scoring.classify_error``:
 
 - ``rate_limit`` and ``transient`` (429, 5xx, timeouts, connection errors, malformed provider
   answers): retry after the provider's ``Retry-After`` when it sent one, else after a jittered
-  exponential backoff; no attempt is spent. Once the pair has kept failing this way for
-  ``transient_deadline_s`` (``[live] transient_retry_deadline_seconds``), the decision is final
-  (``failed`` with the last error): a provider that never recovers cannot keep a pair forever.
+  exponential backoff; no attempt is spent. Such a failure ``transient_deadline_s`` (``[live]
+  transient_retry_deadline_seconds``) or more after the pair's first failure is final (``failed``
+  with the last error): a provider that never recovers cannot keep a pair forever.
 - ``permanent`` (and any error that is not the judge's): one attempt is spent; the next try waits
   ``retry_base_seconds`` doubled per attempt already spent; after ``max_attempts`` the decision
   is final (``failed``).
@@ -47,7 +47,7 @@ class RetryPolicy:
     transient_base_s: float = 1.0
     transient_max_s: float = 300.0
     transient_deadline_s: float = 3600.0
-    """Rate limits and transient errors end the pair once it has failed that way this long."""
+    """A rate limit or transient error this long after the pair's first failure ends it."""
     jitter: float = 0.1
     """Delays are stretched by a random factor in [1, 1 + jitter) so retries do not align."""
 
@@ -62,7 +62,7 @@ class RetryPolicy:
         rng: random.Random | None = None,
     ) -> RetryDecision:
         """Decide after a failure; ``attempts`` were spent before it, ``transient_streak``
-        transient failures came in a row just before it, the first of them
+        transient failures came in a row just before it, and the pair's first failure was
         ``transient_elapsed_s`` ago."""
         roll = (rng or random).random()
         stretch = 1.0 + self.jitter * roll

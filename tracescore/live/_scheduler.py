@@ -47,7 +47,7 @@ from ._selection import (
 from ._sessions import SessionSelector, is_session_scorer
 from ._stats import LiveStats
 from ._transform import TraceCache
-from ._worker import WorkItem, prior_spend_query, score_pair
+from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
 logger = logging.getLogger(__name__)
@@ -138,6 +138,14 @@ class LiveScheduler:
         """Judge totals of earlier attempts of a pair (not counting the executions ``besides``,
         this run's own rows that may already be stored)."""
         return SpendTotals.of(await self.read(*prior_spend_query(key, besides=besides)))
+
+    async def first_failure(self, key: PairKey, *, besides: Sequence[str] = (),
+                            default: datetime) -> datetime:
+        """When the pair's first failed judge call was stored (``default`` when none was): the
+        start of its transient-retry window after a restart."""
+        [row] = await self.read(*first_failure_query(key, besides=besides))
+        first = row["first"]
+        return first if isinstance(first, datetime) and first < default else default
 
     @property
     def paused(self) -> dict[str, str]:

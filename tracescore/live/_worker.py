@@ -1,10 +1,12 @@
 """Scoring one (trace span, scorer) pair and writing what came of it.
 
 transform (in a worker thread) → ``Scorer.run`` (async; the judge goes through litellm's async
-client) → one store transaction with the ``scores`` row, the ``judge_executions`` rows and the
-``scoring_decisions`` row. A retried pair writes its judge executions and a ``retrying``
-decision; its single ``scores`` row is written when it ends, with the judge totals of every
-attempt.
+client; each judge execution is stored as it arrives, see ``_spend``) → one store transaction
+with the ``scores`` row, the ``judge_executions`` rows and the ``scoring_decisions`` row. A
+retried pair writes its judge executions and a ``retrying`` decision; its single ``scores`` row
+is written when it ends, with the judge totals of every attempt (before a crash included). Rate
+limits and transient errors end the pair once ``transient_retry_deadline_seconds`` have passed
+since its first failed judge call.
 """
 
 from __future__ import annotations
@@ -140,12 +142,16 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
 
         kind = classify_error(failure)
         since = live.control.streak_since(key) or now
+        if kind in ("rate_limit", "transient") and live.control.streak_since(key) is None and (
+                item.decision != "pending" or item.attempts):
+            since = await live.first_failure(key, besides=[r["execution_id"] for r in executions],
+                                             default=now)
         verdict = live.policy.decide(
             kind, attempts=item.attempts, transient_streak=live.control.streak(key),
             transient_elapsed_s=(now - since).total_seconds(),
             retry_after_s=retry_after_s(failure))
         if not verdict.final:
-            return _retry(live, item, reg, failure, verdict, executions, now)
+            return _retry(live, item, reg, failure, verdict, executions, now, since)
         status, decision, attempts = "failed", "failed", verdict.attempts
         last_error, error = short_error(failure), error_info(failure, kind=kind)
         if kind in ("rate_limit", "transient"):
@@ -179,6 +185,7 @@ def _retry(
     verdict: Any,
     executions: list[dict[str, Any]],
     now: datetime,
+    since: datetime,
 ) -> Outcome:
     key = item.key
     message = short_error(failure)
@@ -188,7 +195,7 @@ def _retry(
         live.control.pause(reg.id, f"authentication failed: {message}")
         last_error = f"scorer paused (authentication failed): {message}"
     elif verdict.kind in ("rate_limit", "transient"):
-        live.control.bump_streak(key, since=now)
+        live.control.bump_streak(key, since=since)
         if verdict.kind == "rate_limit":
             live.control.cool_down(reg.id, until=next_at)
         last_error = (f"{verdict.kind.replace('_', ' ')}: {message}; retrying in "
@@ -202,6 +209,18 @@ def _retry(
                        last_error=last_error, next_attempt_at=next_at, score_id=key.score_id,
                        created_at=item.created_at)
     return Outcome("retrying", executions=executions, decisions=[row])
+
+
+FIRST_FAILURE_SQL = """
+SELECT min(created_at) AS first FROM judge_executions
+WHERE score_id = ? AND status = 'failed' AND coalesce(error_code, '') NOT IN ('401', '403')
+  AND NOT list_contains(?::VARCHAR[], execution_id)
+"""
+
+
+def first_failure_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """When the pair's first failed judge call (authentication errors aside) was stored."""
+    return FIRST_FAILURE_SQL, [key.score_id, list(besides)]
 
 
 def prior_spend_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
