@@ -16,6 +16,7 @@ from tracescore.cli import main
 from tracescore.live import send_agent_traces
 
 from .test_monitors import Receiver
+from .test_serve import sql
 
 SCORERS_PY = '''
 from tracescore import create_scorer
@@ -65,14 +66,6 @@ min_samples = 2
 evaluate_every = "1s"
 notify = ["{url}/hook"]
 """
-
-
-def sql(server: ServerProcess, query: str) -> list[list[Any]]:
-    with server.client() as client:
-        answer = client.post("/api/sql", json={"sql": query})
-    assert answer.status_code == 200, answer.text
-    rows: list[list[Any]] = answer.json()["rows"]
-    return rows
 
 
 def wait_for(what: str, check: Any, server: ServerProcess, timeout_s: float = 60) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ._live_commands import _config_option, _get, _offline, _pick
+from ._live_commands import _config_option, _get, _offline, _pick, _table_json_option
 from ._server_commands import DEFAULT_URL, _db_option, _key_option, _url_option, format_rows
 
 COMMANDS: list[click.Command] = []
@@ -60,8 +60,7 @@ def _row(monitor: dict[str, Any]) -> list[Any]:
 @_db_option
 @_config_option
 @_key_option
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
-              default="table", show_default=True, help="Output format.")
+@_table_json_option
 def monitors_command(url: str | None, db: str | None, config: str | None, api_key: str | None,
                      output_format: str) -> None:
     """Each monitor: its rule, state (ok or breached), last value and samples, last event."""

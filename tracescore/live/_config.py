@@ -110,11 +110,17 @@ class ScorerEntry(_Strict):
     @field_validator("filter")
     @classmethod
     def _filter_is_one_predicate(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        if ";" in value:
-            raise ValueError("must be one SQL predicate, without ';'")
-        return value.strip()
+        return one_predicate(value)
+
+
+def one_predicate(value: str | None) -> str | None:
+    """A ``filter`` key's value: one SQL predicate (stripped), None when blank; ValueError when
+    it holds a ``;`` (a second statement)."""
+    if value is None or not value.strip():
+        return None
+    if ";" in value:
+        raise ValueError("must be one SQL predicate, without ';'")
+    return value.strip()
 
 
 def _describe(error: ValidationError) -> str:

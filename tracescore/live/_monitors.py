@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._config import one_predicate
 from ._errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -96,11 +97,7 @@ class MonitorEntry(BaseModel):
     @field_validator("filter")
     @classmethod
     def _one_predicate(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        if ";" in value:
-            raise ValueError("must be one SQL predicate, without ';'")
-        return value.strip()
+        return one_predicate(value)
 
     @field_validator("notify")
     @classmethod
