@@ -33,6 +33,7 @@ _ROLES = {
     "ipython": "tool",
     "tool_result": "tool",
 }
+_FOUR_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text", "message_content"})
 _SKIP_TYPES = frozenset(
     {"step-start", "source", "source-url", "source-document", "redacted-reasoning"}
@@ -102,11 +103,12 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             fields = langchain_message(obj)
             if fields is not None:
                 return parse_message(fields, default_role=default_role)
-    role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
-    if role not in ("system", "user", "assistant", "tool"):
+    get = obj.get
+    role = norm_role(get("role") or get("type") or get("author"), default_role)
+    if role not in _FOUR_ROLES:
         role = default_role if "role" not in obj else role
     parts: list[Part] = []
-    content = obj.get("content")
+    content = get("content")
     if isinstance(content, dict) and ("parts" in content or "format" in content):
         _read_parts(content.get("parts") or [], parts)
         if not any(isinstance(p, str) for p in parts) and isinstance(content.get("content"), str):
@@ -126,15 +128,18 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         _read_parts(content, parts)
     elif content is not None:
         parts.append(text_of(content))
-    if "parts" in obj and isinstance(obj["parts"], list):
-        _read_parts(obj["parts"], parts)
-    if not parts and isinstance(obj.get("text"), str) and obj["text"]:
-        parts.append(obj["text"])
-    for call in obj.get("tool_calls") or obj.get("toolCalls") or []:
+    listed = get("parts")
+    if isinstance(listed, list):
+        _read_parts(listed, parts)
+    if not parts:
+        text = get("text")
+        if isinstance(text, str) and text:
+            parts.append(text)
+    for call in get("tool_calls") or get("toolCalls") or ():
         parsed = _call_of(call)
         if parsed is not None:
             parts.append(parsed)
-    function_call = obj.get("function_call")
+    function_call = get("function_call")
     if isinstance(function_call, dict) and function_call.get("name"):
         parts.append(
             Call(None, str(function_call["name"]), parse_json(function_call.get("arguments")))
@@ -152,11 +157,8 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         role = "tool"  # Gemini/ADK/Bedrock hand tool results back as a user message
     if not parts and role != "assistant":
         return Msg(role, [])
-    return Msg(
-        role,
-        parts,
-        id=str(obj["id"]) if isinstance(obj.get("id"), str) and role != "tool" else None,
-    )
+    msg_id = get("id")
+    return Msg(role, parts, id=msg_id if type(msg_id) is str and role != "tool" else None)
 
 
 def _read_parts(items: Any, parts: list[Part]) -> None:
