@@ -33,8 +33,9 @@ def test_every_page_is_documented() -> None:
             "".join(p.read_text() for p in (ROOT / "dashboards" / "web" / "js").glob("*.js")),
         )
     )
-    assert pages == {"overview", "traces", "trace", "scorers", "sql"}
+    assert pages == {"overview", "traces", "trace", "scorers", "sessions", "sql"}
     for page in pages - {"trace"}:  # the trace page lives under #/traces/<trace_id>
         assert f"`#/{page}" in DOC, page
     assert "`#/traces/<trace_id>" in DOC
+    assert "`#/sessions/<session_id>" in DOC
     assert "#/overview" in app_js

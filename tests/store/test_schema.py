@@ -12,7 +12,7 @@ SCORES = (
     "analyze_step_result preprocess_prompt analyze_prompt generate_score_prompt "
     "generate_reason_prompt input output ground_truth error metadata judge_input_tokens "
     "judge_output_tokens judge_total_tokens judge_reasoning_tokens judge_cached_input_tokens "
-    "judge_cost"
+    "judge_cost session_id"
 ).split()
 JUDGE_EXECUTIONS = (
     "execution_id score_id trace_id scorer_id step status prompt judge_model_id judge_provider "
@@ -23,7 +23,7 @@ JUDGE_EXECUTIONS = (
 ).split()
 SCORING_DECISIONS = (
     "trace_id span_id scorer_id scorer_version decision attempts last_error next_attempt_at "
-    "score_id created_at updated_at"
+    "score_id created_at updated_at session_id"
 ).split()
 SPANS = (
     "trace_id span_id parent_span_id project service_name name kind start_time end_time "
@@ -51,6 +51,12 @@ def test_tables_have_the_agreed_columns(store: Store) -> None:
     for column in ("trace_id", "project", "service_name", "root_span_id", "start_time",
                    "end_time", "span_count", "error_count"):
         assert column in traces
+    assert _columns(store, "sessions") == (
+        "session_id project service_name first_trace_at last_trace_at trace_count turn_count "
+        "total_tokens cost_usd error_count user_id last_trace_id last_received_at").split()
+    assert _columns(store, "monitor_events") == (
+        "event_id monitor_id scorer_id state value threshold window_start window_end samples "
+        "notified_at error created_at").split()
 
 
 def test_span_times_are_timestamp_ns(store: Store) -> None:

@@ -13,6 +13,7 @@ from tracescore.traces import (
     explain,
     extract_trajectory_from_trace,
     find_target_spans,
+    render_tree,
     scorer_input,
     trace_to_agent_run,
     trace_to_scorer_run,
@@ -284,3 +285,12 @@ def test_a_handoff_puts_the_handed_to_agent_inside_the_agent_that_handed_off() -
     assert steps[1].name == "weather_agent"
     moved = [s for s in explain(trace)["spans"] if s["name"] == "weather_agent"]
     assert any("handed off to by 'triage_agent'" in n for n in moved[0]["notes"])
+
+
+def test_the_tree_shows_the_derived_input_of_an_agent_whose_span_has_none() -> None:
+    """``trace show`` prints an agent's input as agent scorers see it: LlamaIndex's agent span
+    carries no user text, its first model call does."""
+    trace = fixture_trace("py-llamaindex-agent-openinference", "turn1")
+    lines = render_tree(trace).splitlines()
+    assert lines[1].strip().startswith("- agent_run FunctionAgent")
+    assert lines[2].strip() == "input: What is the weather in Paris right now, in Fahrenheit?"

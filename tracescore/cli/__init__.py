@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import click
 
-from . import _check_commands, _cost, _live_commands, _server_commands, _trace_commands
+from . import (
+    _check_commands,
+    _cost,
+    _live_commands,
+    _monitor_commands,
+    _server_commands,
+    _trace_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,7 +26,8 @@ def main() -> None:
     """tracescore: store agent traces from OpenTelemetry, score them, query scores with SQL."""
 
 
-for _module in (_server_commands, _trace_commands, _cost, _live_commands, _check_commands):
+for _module in (_server_commands, _trace_commands, _cost, _live_commands, _monitor_commands,
+                _check_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

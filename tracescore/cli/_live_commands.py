@@ -115,13 +115,17 @@ def _get(url: str, api_key: str | None, path: str, *, body: Any = None,
     return response.json()
 
 
+_table_json_option = click.option(
+    "--format", "output_format", type=click.Choice(["table", "json"]), default="table",
+    show_default=True, help="Output format.")
+
+
 @click.command("scorers")
 @_url_option
 @_db_option
 @_config_option
 @_key_option
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
-              default="table", show_default=True, help="Output format.")
+@_table_json_option
 def scorers_command(url: str | None, db: str | None, config: str | None, api_key: str | None,
                     output_format: str) -> None:
     """Each registered scorer: state (and why), decision counts, retrying pairs, the last error,

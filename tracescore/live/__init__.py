@@ -26,6 +26,7 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
+from ._monitors import MonitorEntry, Monitors, load_monitors, parse_monitor_entries
 from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
 from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
@@ -59,6 +60,8 @@ __all__ = [
     "LiveSettings",
     "LiveStats",
     "ModelPrice",
+    "MonitorEntry",
+    "Monitors",
     "PairKey",
     "Pricing",
     "RegisteredScorer",
@@ -69,6 +72,7 @@ __all__ = [
     "TotalsMaintainer",
     "answer_relevancy_scorer",
     "backfill",
+    "load_monitors",
     "build_scorer",
     "check_judges",
     "check_filters",
@@ -79,6 +83,7 @@ __all__ = [
     "over_budget_reason",
     "probe_judges",
     "parse_live_settings",
+    "parse_monitor_entries",
     "parse_pricing",
     "parse_scorer_entries",
     "price_calls",

@@ -17,6 +17,7 @@ from ._errors import ConfigError
 from ._expand import Expansion, expand
 from ._registry import RegisteredScorer
 from ._selection import READINESS_COLUMNS, OpenTrace
+from ._sessions import is_session_scorer, session_decisions
 from ._worker import WorkItem
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ async def backfill(
     """
     reg = _scorer(live, scorer_id)
     now = live.now()
+    if is_session_scorer(reg):
+        return await _backfill_sessions(live, reg, since=since, limit=limit, dry_run=dry_run)
     rows = await live.read(CANDIDATES_SQL, [since or FAR_PAST, until or FAR_FUTURE, reg.id,
                                             reg.version, limit if limit is not None else 2**62])
     traces = [OpenTrace.of(r) for r in rows]
@@ -109,6 +112,37 @@ async def backfill(
             decisions[name] = decisions.get(name, 0) + 1
     report["pairs"] = sum(v for k, v in decisions.items()
                           if k not in ("sampled_out", "filtered_out"))
+    report["decisions"] = decisions
+    return report
+
+
+async def _backfill_sessions(live: LiveScheduler, reg: RegisteredScorer, *,
+                             since: datetime | None, limit: int | None,
+                             dry_run: bool) -> dict[str, Any]:
+    """Backfill of a session scorer: every quiet session state it has not decided."""
+    now = live.now()
+    rows, pending, _ = await session_decisions(
+        live, reg, now=now, since=since or FAR_PAST,
+        limit=limit if limit is not None else 2**62)
+    report: dict[str, Any] = {
+        "scorer": reg.id, "version": reg.version, "dry_run": dry_run,
+        "since": since.isoformat() if since else None, "until": None,
+        "sessions": len(rows), "pairs": len(pending),
+    }
+    if dry_run:
+        report.update(await _estimate_spend(live, reg, len(pending)))
+        return report
+    if rows:
+        await live.write([], [], rows)
+    decisions: dict[str, int] = {}
+    for row in rows:
+        if row["decision"] != "pending":
+            decisions[row["decision"]] = decisions.get(row["decision"], 0) + 1
+    tasks = [live.submit(WorkItem(key), reg, source="backfill")
+             for key in pending if not live.is_inflight(key)]
+    for result in await asyncio.gather(*tasks):
+        name = result or "pending"
+        decisions[name] = decisions.get(name, 0) + 1
     report["decisions"] = decisions
     return report
 

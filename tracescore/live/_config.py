@@ -21,9 +21,11 @@ Target = Literal[
     "tool_call",
     "mcp_tool_call",
     "model_generation",
+    "session",
 ]
 TARGETS: tuple[str, ...] = get_args(Target)
-"""Values of a scorer entry's ``target``: the whole trace, or every span of one step kind."""
+"""Values of a scorer entry's ``target``: the whole trace, every span of one step kind, or the
+whole conversation (``session``, scored when it goes quiet)."""
 
 
 class _Strict(BaseModel):
@@ -50,6 +52,9 @@ class LiveSettings(_Strict):
     """How often the scheduler looks for ready traces."""
     settle_seconds: float = Field(default=10.0, ge=0)
     """A trace whose root span has ended is ready once no span arrived for this long."""
+    session_settle_seconds: float = Field(default=300.0, ge=0)
+    """A session (conversation) is quiet, and its ``target = "session"`` scorers run, once no
+    trace of it arrived for this long."""
     max_wait_seconds: float = Field(default=300.0, gt=0)
     """A trace is ready this long after its first span arrived, root or not."""
     lookback_seconds: float = Field(default=3600.0, ge=0)
@@ -91,7 +96,7 @@ class ScorerEntry(_Strict):
     args: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for a factory (an error when ``use`` names a Scorer)."""
     target: Target = "trace"
-    """``trace`` (the outermost agent run, else the root span) or a span kind."""
+    """``trace`` (the outermost agent run, else the root span), a span kind, or ``session``."""
     sample_rate: float = Field(default=1.0, ge=0, le=1)
     """Fraction of traces to score, chosen by a hash of the trace id (stable)."""
     filter: str | None = None
@@ -105,11 +110,17 @@ class ScorerEntry(_Strict):
     @field_validator("filter")
     @classmethod
     def _filter_is_one_predicate(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        if ";" in value:
-            raise ValueError("must be one SQL predicate, without ';'")
-        return value.strip()
+        return one_predicate(value)
+
+
+def one_predicate(value: str | None) -> str | None:
+    """A ``filter`` key's value: one SQL predicate (stripped), None when blank; ValueError when
+    it holds a ``;`` (a second statement)."""
+    if value is None or not value.strip():
+        return None
+    if ";" in value:
+        raise ValueError("must be one SQL predicate, without ';'")
+    return value.strip()
 
 
 def _describe(error: ValidationError) -> str:

@@ -51,8 +51,10 @@ def _tool_plan(index: int, rng: random.Random) -> list[tuple[str, dict[str, Any]
     return calls
 
 
-def emit_agent_run(tracer: Any, index: int, *, rng: random.Random) -> str:
-    """Emit one agent run as spans on ``tracer``; returns its trace id (32 hex)."""
+def emit_agent_run(tracer: Any, index: int, *, rng: random.Random,
+                   conversation_id: str | None = None) -> str:
+    """Emit one agent run as spans on ``tracer``; returns its trace id (32 hex). The run's
+    ``gen_ai.conversation.id`` is ``conversation_id``, else ``demo-<index>``."""
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
     city = CITIES[index % len(CITIES)]
@@ -69,7 +71,7 @@ def emit_agent_run(tracer: Any, index: int, *, rng: random.Random) -> str:
         agent.set_attributes({
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather-agent",
             "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.conversation.id": f"demo-{index}",
+            "gen_ai.conversation.id": conversation_id or f"demo-{index}",
             "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
             "gen_ai.input.messages": json.dumps([_parts("user", question)]),
             "gen_ai.output.messages": json.dumps([_parts("assistant", answer)]),
@@ -121,9 +123,11 @@ def send_agent_traces(
     seed: int = 7,
     start: int = 0,
     resource: dict[str, Any] | None = None,
+    conversation_id: str | None = None,
 ) -> list[str]:
     """Send ``count`` agent runs to the tracescore server at ``url`` (OTLP/HTTP protobuf)
-    through the OpenTelemetry SDK; returns their trace ids once the exporter has flushed."""
+    through the OpenTelemetry SDK; returns their trace ids once the exporter has flushed.
+    With ``conversation_id`` the runs are the turns of that one conversation (session)."""
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
@@ -142,7 +146,8 @@ def send_agent_traces(
     tracer = provider.get_tracer("tracescore.demo")
     rng = random.Random(seed)
     try:
-        ids = [emit_agent_run(tracer, start + i, rng=rng) for i in range(count)]
+        ids = [emit_agent_run(tracer, start + i, rng=rng, conversation_id=conversation_id)
+               for i in range(count)]
         if not provider.force_flush(30_000):
             raise RuntimeError(f"the OTLP exporter could not deliver the spans to {url}")
     finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,6 +56,8 @@ class PairKey:
     span_id: str
     scorer_id: str
     scorer_version: str
+    session_id: str | None = field(default=None, compare=False)
+    """The conversation a session decision is about (None for trace pairs)."""
 
     @property
     def score_id(self) -> str:
@@ -87,6 +89,7 @@ def decision_row(
         "score_id": score_id,
         "created_at": created_at or now,
         "updated_at": now,
+        "session_id": key.session_id,
     }
 
 
@@ -160,7 +163,7 @@ def score_row(
     return {
         "score_id": key.score_id,
         "trace_id": key.trace_id,
-        "span_id": key.span_id,
+        "span_id": None if key.session_id is not None else key.span_id,
         "project": project,
         "scorer_id": key.scorer_id,
         "scorer_name": scorer_name,
@@ -186,6 +189,7 @@ def score_row(
         "judge_reasoning_tokens": spend.reasoning_tokens if spend.executions else None,
         "judge_cached_input_tokens": spend.cached_input_tokens if spend.executions else None,
         "judge_cost": spend.cost,
+        "session_id": key.session_id,
     }
 
 

@@ -3,7 +3,9 @@
 Each tick (default every 2 s): refresh the budget from ``judge_executions``; read the spans that
 arrived since the last tick into the set of open traces; hand due decisions (pending, retrying,
 over budget) to workers; turn as many ready traces as there is room for into decisions
-(filtered out, sampled out, or pending per target span) and hand those out too. Workers run at
+(filtered out, sampled out, or pending per target span), then as many quiet sessions for the
+``target = "session"`` scorers (``_sessions.py``), and hand those out too; last, evaluate the
+monitors when ``evaluate_every`` has passed (``_monitors.py``). Workers run at
 most ``concurrency`` scorers at once and group-commit their rows. Under a backlog a finishing
 run starts the next tick at once. Reads run on store cursors in worker threads and writes go
 through the store's writer, so the event loop never waits on DuckDB; judge calls are async.
@@ -26,6 +28,7 @@ from ._config import LiveSettings
 from ._control import RunControl
 from ._errors import ConfigError
 from ._expand import Expansion, classify, expand
+from ._monitors import Monitors
 from ._registry import RegisteredScorer, Registry
 from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
@@ -41,6 +44,7 @@ from ._selection import (
     open_stats_query,
     scan_query,
 )
+from ._sessions import SessionSelector, is_session_scorer
 from ._stats import LiveStats
 from ._transform import TraceCache
 from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
@@ -64,9 +68,11 @@ class LiveScheduler:
         registry: Registry,
         settings: LiveSettings | None = None,
         *,
+        monitors: Monitors | None = None,
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
+        self.monitors = monitors or Monitors()
         self.registry = registry
         self.settings = settings or LiveSettings()
         s = self.settings
@@ -78,6 +84,7 @@ class LiveScheduler:
         self.control = RunControl()
         self._clock = _clock or utc_now
         self._open = OpenTraces(settle_s=s.settle_seconds, max_wait_s=s.max_wait_seconds)
+        self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
         self._inflight: set[PairKey] = set()
@@ -222,6 +229,7 @@ class LiveScheduler:
         if self._tick_task is not None:
             await asyncio.gather(self._tick_task, return_exceptions=True)  # let its reads end
         await self.drain(timeout_s=timeout_s)
+        await self.monitors.drain()
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
         """Wait for the runs in flight and for ticks they started (cancel the runs still going
@@ -305,23 +313,37 @@ class LiveScheduler:
             [row] = await self.read(*usage_query(now))
             self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
                                                  int(row["tokens_hour"])))
-        windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in enabled]
-        since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
-                 else min(w.horizon for w in windows))
-        rows = await self.read(*scan_query(since, windows))
-        if self._scan_mark is None:
-            self._open.clear()
-        self._open.merge(rows)
-        self._scan_mark = now
+        per_trace = [r for r in enabled if not is_session_scorer(r)]
+        per_session = [r for r in enabled if is_session_scorer(r)]
+        if per_trace:
+            windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in per_trace]
+            since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
+                     else min(w.horizon for w in windows))
+            rows = await self.read(*scan_query(since, windows))
+            if self._scan_mark is None:
+                self._open.clear()
+            self._open.merge(rows)
+            self._scan_mark = now
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
         free = self.settings.batch_size - len(self._inflight)
         room = max(1, free // len(enabled)) if free > 0 else 0
-        left = await self._expand_ready(enabled, now, limit=room) if room > 0 else True
+        left = room <= 0
+        if room > 0 and per_trace:
+            left = await self._expand_ready(per_trace, now, limit=room)
+        if room > 0 and per_session:
+            left = await self._sessions.decide(self, per_session, now=now, limit=room) or left
         if room > 0:
             due_full = await self._dispatch(enabled, now)
         self._more = due_full or left
         await self._update_gauges(enabled, now)
+        if self.monitors:
+            await self.monitors.evaluate(self, now)
+
+    def horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
+        """The earliest arrival a scorer version scores (its first decision less
+        ``lookback_seconds``)."""
+        return self._horizon(reg, now)
 
     def _horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
         key = (reg.id, reg.version)
@@ -405,7 +427,8 @@ class LiveScheduler:
         stale = {k for k, seq in self._finished.items() if seq > read_from}
         self._finished = {k: seq for k, seq in self._finished.items() if seq > read_from}
         for row in rows:
-            key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"])
+            key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"],
+                          session_id=row["session_id"])
             if key in self._inflight or key in stale or capacity <= 0:
                 continue
             item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])

@@ -28,6 +28,7 @@ from ._rows import (
     score_row,
     short_error,
 )
+from ._sessions import is_session_key, load_scored_session
 from ._spend import SpendRecorder
 from ._transform import build_run, trace_project
 
@@ -92,8 +93,13 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             key, "over_budget", now=live.now(), attempts=item.attempts, last_error=reason,
             score_id=key.score_id, created_at=item.created_at)])
     try:
-        trace = await live.trace(key.trace_id)
-        run = await asyncio.to_thread(build_run, trace, key.span_id, reg.scorer.type)
+        if is_session_key(key):
+            session = await asyncio.to_thread(load_scored_session, live.store, key)
+            run, project = session.scorer_run(reg.scorer.type), session.project
+        else:
+            trace = await live.trace(key.trace_id)
+            run = await asyncio.to_thread(build_run, trace, key.span_id, reg.scorer.type)
+            project = trace_project(trace)
     except Exception as exc:  # noqa: BLE001 - an untransformable trace is this pair's end
         logger.warning("scorer %s: trace %s span %s cannot be transformed: %s",
                        reg.id, key.trace_id, key.span_id, short_error(exc))
@@ -162,7 +168,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
              if item.decision != "pending" or item.attempts else None)
     total = (prior or SpendTotals()) + spent
     score = score_row(
-        key, project=trace_project(trace), scorer_name=reg.scorer.name, source=source,
+        key, project=project, scorer_name=reg.scorer.name, source=source,
         status=status, result=snapshot, run_input=run.input, run_output=run.output,
         error=error, spend=total, duration_ms=duration_ms, now=now,
         metadata={"attempts": attempts, "target": reg.target})

@@ -11,7 +11,8 @@ once the store is open and stops it (letting runs in flight finish) before the s
 The running scheduler is ``app.state.live`` (None when ``[live] enabled = false`` or the hook is
 left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
 
-Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``POST
+Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``GET
+/api/live/monitors`` (each monitor's state, last value and last event), ``POST
 /api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``.
 """
 
@@ -35,10 +36,11 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["live"])
 
 
-def _load(settings: Any) -> tuple[Any, Any, dict[str, str]]:
-    """Live settings, registry, and the judge scorers that must start paused (and why)."""
+def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
+    """Live settings, registry, the judge scorers that must start paused (and why), and the
+    ``[[monitors]]`` entries."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import check_judges, load_live_config
+    from tracescore.live import check_judges, load_live_config, parse_monitor_entries
 
     path = getattr(settings, "config_path", None)
     source = path or "the built-in defaults"
@@ -51,26 +53,31 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str]]:
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
         paused = check_judges(registry, source=source) if live_settings.enabled else {}
+        monitors = parse_monitor_entries(
+            (getattr(settings, "config", None) or {}).get("monitors"), source=source,
+            scorer_ids=[reg.id for reg in registry])
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
-    return live_settings, registry, paused
+    return live_settings, registry, paused, monitors
 
 
 def _setup(app: FastAPI) -> tuple[Any, Any]:
     setup = getattr(app.state, "live_setup", None)
     if setup is None:
-        live_settings, registry, paused = _load(app.state.settings)
+        live_settings, registry, paused, monitors = _load(app.state.settings)
         app.state.live_setup = setup = (live_settings, registry)
         app.state.live_paused = paused
+        app.state.live_monitors = monitors
     return setup
 
 
 def _new_scheduler(app: FastAPI) -> Any:
     """A scheduler over the app's store and registry, with the start-up pauses applied."""
-    from tracescore.live import LiveScheduler, start_paused
+    from tracescore.live import LiveScheduler, Monitors, start_paused
 
     live_settings, registry = _setup(app)
-    scheduler = LiveScheduler(app.state.store, registry, live_settings)
+    monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
+    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors)
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
 
@@ -142,6 +149,14 @@ async def list_scorers(request: Request) -> dict[str, Any]:
         "last_tick_at": stats.last_tick_at.isoformat() + "Z" if stats.last_tick_at else None,
         "last_tick_error": stats.last_tick_error,
     }
+
+
+@router.get("/api/live/monitors")
+async def list_monitors(request: Request) -> dict[str, Any]:
+    """Each ``[[monitors]]`` entry: state (ok or breached), last value and last event."""
+    live = _scheduler(request)
+    await live.monitors.restore(live)
+    return {"running": request.app.state.live is not None, "monitors": live.monitors.status()}
 
 
 @router.post("/api/live/scorers/{scorer_id}/resume")

@@ -116,7 +116,29 @@ class _AppCollector:
             for scorer_id, amount in _with_zeros(stats.judge_cost_usd_total, ids):
                 cost.add_metric([scorer_id], amount)
         yield from (scores, tokens, cost)
+        yield from _monitor_families(live)
         yield from _agent_families(getattr(state, "totals", None))
+
+
+def _monitor_families(live: Any) -> Iterator[Any]:
+    """``tracescore_monitor_state`` (1 = breached) and ``tracescore_monitor_value`` per
+    monitor, every configured monitor from the first scrape (value NaN until evaluated); not
+    exported at all without ``[[monitors]]`` (they are for alert rules, not dashboard panels)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    rows = live.monitors.status() if live is not None else []
+    if not rows:
+        return
+
+    state = GaugeMetricFamily("tracescore_monitor_state", "1 while a monitor is breached",
+                              labels=["monitor"])
+    value = GaugeMetricFamily("tracescore_monitor_value",
+                              "A monitor's last aggregate value (NaN before its first)",
+                              labels=["monitor"])
+    for row in rows:
+        state.add_metric([row["id"]], 1.0 if row["state"] == "breached" else 0.0)
+        value.add_metric([row["id"]], float("nan") if row["value"] is None else row["value"])
+    yield from (state, value)
 
 
 def _agent_families(totals: Any) -> Iterator[Any]:

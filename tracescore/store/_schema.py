@@ -91,6 +91,7 @@ SCORES: tuple[tuple[str, str], ...] = (
     ("judge_reasoning_tokens", "BIGINT"),
     ("judge_cached_input_tokens", "BIGINT"),
     ("judge_cost", "DOUBLE"),
+    ("session_id", "VARCHAR"),
 )
 
 JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
@@ -136,6 +137,7 @@ SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
     ("score_id", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
     ("updated_at", "TIMESTAMP"),
+    ("session_id", "VARCHAR"),
 )
 
 MODEL_CALLS: tuple[tuple[str, str], ...] = (
@@ -163,6 +165,23 @@ MODEL_CALLS: tuple[tuple[str, str], ...] = (
 )
 """Columns of ``model_calls`` (documented in docs/server.md)."""
 
+MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
+    ("event_id", "VARCHAR NOT NULL"),
+    ("monitor_id", "VARCHAR NOT NULL"),
+    ("scorer_id", "VARCHAR"),
+    ("state", "VARCHAR NOT NULL"),
+    ("value", "DOUBLE"),
+    ("threshold", "DOUBLE"),
+    ("window_start", "TIMESTAMP"),
+    ("window_end", "TIMESTAMP"),
+    ("samples", "BIGINT"),
+    ("notified_at", "TIMESTAMP"),
+    ("error", "VARCHAR"),
+    ("created_at", "TIMESTAMP"),
+)
+"""Columns of ``monitor_events``: one row per breach or recovery (documented in
+docs/server.md)."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
@@ -171,6 +190,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "scoring_decisions": SCORING_DECISIONS,
     "traces": TRACES,
     "model_calls": MODEL_CALLS,
+    "monitor_events": MONITOR_EVENTS,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -182,6 +202,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
     "traces": ("trace_id",),
     "model_calls": ("trace_id", "span_id"),
+    "monitor_events": ("event_id",),
 }
 
 TRACES_VIEW = """
@@ -205,6 +226,32 @@ SELECT
 FROM spans
 GROUP BY trace_id
 """
+
+
+SESSIONS_VIEW = """
+CREATE OR REPLACE VIEW sessions AS
+SELECT
+    session_id,
+    arg_min(project, start_time) AS project,
+    arg_min(service_name, start_time) AS service_name,
+    min(start_time) AS first_trace_at,
+    max(start_time) AS last_trace_at,
+    count(*) AS trace_count,
+    count(*) FILTER (WHERE model_call_count > 0) AS turn_count,
+    sum(total_tokens) AS total_tokens,
+    sum(cost_usd) AS cost_usd,
+    sum(error_count) AS error_count,
+    arg_max(user_id, start_time) FILTER (WHERE user_id IS NOT NULL) AS user_id,
+    arg_max(trace_id, (start_time, first_received_at, trace_id)) AS last_trace_id,
+    max(last_received_at) AS last_received_at
+FROM traces
+WHERE session_id IS NOT NULL
+GROUP BY session_id
+"""
+"""One row per conversation, over the maintained ``traces`` table (a trace joins its session
+once the totals maintainer has read its session id). ``turn_count`` counts the traces with a
+model call, ``trace_count`` every trace; the last trace is the latest started (ties: the
+latest received), the order ``tracescore.traces.load_session`` reads turns in."""
 
 
 _FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
@@ -236,6 +283,16 @@ MIGRATIONS: list[Migration] = [
             _create_table("traces"),
             _create_table("model_calls"),
             fill_from_spans_sql(),
+        ],
+    ),
+    (
+        3,
+        "sessions view; session_id on scores and scoring_decisions; monitor_events",
+        lambda: [
+            "ALTER TABLE scores ADD COLUMN IF NOT EXISTS session_id VARCHAR",
+            "ALTER TABLE scoring_decisions ADD COLUMN IF NOT EXISTS session_id VARCHAR",
+            _create_table("monitor_events"),
+            SESSIONS_VIEW,
         ],
     ),
 ]

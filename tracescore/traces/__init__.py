@@ -6,7 +6,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
-from ._errors import SpanNotFound, TraceError, TraceNotFound
+from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceNotFound
 from ._explain import explain, render_explain
 from ._identity import SESSION_KEYS, USER_KEYS, trace_identity
 from ._render import render_tree, step_summary
@@ -18,6 +18,7 @@ from ._runs import (
     trace_to_trajectory_run,
     trace_to_workflow_run,
 )
+from ._session import Session, Turn, load_session
 from ._span import Span
 from ._spend import ModelCallRecord, TraceSpend, trace_spend
 from ._steps import KINDS, Msg, Step
@@ -33,6 +34,8 @@ __all__ = [
     "Adapter",
     "ModelCallRecord",
     "Msg",
+    "Session",
+    "SessionNotFound",
     "Span",
     "SpanNotFound",
     "Step",
@@ -40,6 +43,7 @@ __all__ = [
     "TraceError",
     "TraceNotFound",
     "TraceSpend",
+    "Turn",
     "adapt_span",
     "agent_input",
     "agent_output",
@@ -47,6 +51,7 @@ __all__ = [
     "explain",
     "extract_trajectory_from_trace",
     "find_target_spans",
+    "load_session",
     "load_trace",
     "render_explain",
     "render_tree",

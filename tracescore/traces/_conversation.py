@@ -22,11 +22,53 @@ Rules (``agent_input``):
 
 from __future__ import annotations
 
+from typing import Any
+
 from tracescore.model import AgentInput, Message
 
-from ._messages import input_messages_of, merge_conversation, to_message
+from ._message_out import merge_conversation, to_message
+from ._messages import parse_messages
 from ._plumbing import answers_as_text
 from ._steps import MODEL_KINDS, Msg, Step
+from ._values import parse_json
+
+_INPUT_KEYS = (
+    "messages",
+    "input",
+    "task",
+    "query",
+    "question",
+    "prompt",
+    "user_msg",
+    "user_input",
+    "message",
+    "inputs",
+)
+
+
+def input_messages_of(value: Any) -> list[Msg] | None:
+    """The user's messages from an agent span's input value, whatever shape carries them.
+
+    Reads a message list, plain text, and the envelopes frameworks write: ``{"messages": "..."}``
+    (CrewAI, a string), ``{"task": "...", "reset": ...}`` (smolagents), ``{"inputs":
+    {"messages": [["user", "..."]]}}`` (LangChain's serialisation, role/text pairs),
+    ``{"input": ...}``, ``{"query": ...}``. None when no text is there (LlamaIndex's
+    ``{"start_event": "AgentWorkflowStartEvent()"}``).
+    """
+    value = parse_json(value)
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                found = input_messages_of(value[key])
+                if found:
+                    return found
+        return None
+    if isinstance(value, str):
+        return [Msg("user", [value])] if value.strip() else None
+    if isinstance(value, list):
+        msgs = [m for m in parse_messages(value) or [] if m.parts]
+        return msgs or None
+    return None
 
 
 def scope(agent: Step) -> list[Step]:
@@ -149,4 +191,12 @@ def _current_turn(msgs: list[Msg]) -> tuple[int, int]:
     return start, end
 
 
-__all__ = ["agent_input", "conversation", "in_nested", "own_input", "own_model_steps", "scope"]
+__all__ = [
+    "agent_input",
+    "input_messages_of",
+    "conversation",
+    "in_nested",
+    "own_input",
+    "own_model_steps",
+    "scope",
+]

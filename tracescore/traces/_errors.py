@@ -5,7 +5,8 @@
     TracescoreError
     └── TraceError            a trace could not be turned into what was asked
         ├── TraceNotFound     the store holds no span of that trace id
-        └── SpanNotFound      the trace has no span with the requested span id
+        ├── SpanNotFound      the trace has no span with the requested span id
+        └── SessionNotFound   no stored trace carries the requested session id
 """
 
 from __future__ import annotations
@@ -25,4 +26,8 @@ class SpanNotFound(TraceError):
     """The trace holds no span with the requested id."""
 
 
-__all__ = ["SpanNotFound", "TraceError", "TraceNotFound"]
+class SessionNotFound(TraceError):
+    """No stored trace carries the requested session id (or its totals are still pending)."""
+
+
+__all__ = ["SessionNotFound", "SpanNotFound", "TraceError", "TraceNotFound"]

@@ -6,22 +6,14 @@ content parts (``tool-call``/``tool-result`` with ``args``/``input`` and ``resul
 Mastra's stored messages (``content: {"format": 2, "parts": [...]}`` with ``tool-invocation``
 parts), Anthropic blocks (``tool_use``/``tool_result``), Gemini parts (``functionCall``), LangChain
 roles (``human``/``ai``), flattened attributes (OpenInference ``llm.input_messages.N.message.*``
-and the older ``gen_ai.prompt.N.*``), and plain strings.
+and the older ``gen_ai.prompt.N.*``), smolagents' text tool roles, and plain strings. ``Msg``
+values become the model's ``Message`` in ``_message_out``.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
-
-from tracescore.model import (
-    FilePart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolInvocation,
-    ToolInvocationPart,
-)
 
 from ._steps import Call, File, Msg, Part, Reasoning, Result
 from ._values import langchain_message, parse_json, text_of
@@ -41,6 +33,7 @@ _ROLES = {
     "ipython": "tool",
     "tool_result": "tool",
 }
+_FOUR_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text", "message_content"})
 _SKIP_TYPES = frozenset(
     {"step-start", "source", "source-url", "source-document", "redacted-reasoning"}
@@ -87,45 +80,6 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     return [Msg(default_role, [text_of(value)])]
 
 
-_INPUT_KEYS = (
-    "messages",
-    "input",
-    "task",
-    "query",
-    "question",
-    "prompt",
-    "user_msg",
-    "user_input",
-    "message",
-    "inputs",
-)
-
-
-def input_messages_of(value: Any) -> list[Msg] | None:
-    """The user's messages from an agent span's input value, whatever shape carries them.
-
-    Reads a message list, plain text, and the envelopes frameworks write: ``{"messages": "..."}``
-    (CrewAI, a string), ``{"task": "...", "reset": ...}`` (smolagents), ``{"inputs":
-    {"messages": [["user", "..."]]}}`` (LangChain's serialisation, role/text pairs),
-    ``{"input": ...}``, ``{"query": ...}``. None when no text is there (LlamaIndex's
-    ``{"start_event": "AgentWorkflowStartEvent()"}``).
-    """
-    value = parse_json(value)
-    if isinstance(value, dict):
-        for key in _INPUT_KEYS:
-            if key in value:
-                found = input_messages_of(value[key])
-                if found:
-                    return found
-        return None
-    if isinstance(value, str):
-        return [Msg("user", [value])] if value.strip() else None
-    if isinstance(value, list):
-        msgs = [m for m in parse_messages(value) or [] if m.parts]
-        return msgs or None
-    return None
-
-
 def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     """One message from any supported shape (None for an empty or unreadable item)."""
     if type(obj) is not dict:
@@ -149,11 +103,12 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             fields = langchain_message(obj)
             if fields is not None:
                 return parse_message(fields, default_role=default_role)
-    role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
-    if role not in ("system", "user", "assistant", "tool"):
+    get = obj.get
+    role = norm_role(get("role") or get("type") or get("author"), default_role)
+    if role not in _FOUR_ROLES:
         role = default_role if "role" not in obj else role
     parts: list[Part] = []
-    content = obj.get("content")
+    content = get("content")
     if isinstance(content, dict) and ("parts" in content or "format" in content):
         _read_parts(content.get("parts") or [], parts)
         if not any(isinstance(p, str) for p in parts) and isinstance(content.get("content"), str):
@@ -173,15 +128,18 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         _read_parts(content, parts)
     elif content is not None:
         parts.append(text_of(content))
-    if "parts" in obj and isinstance(obj["parts"], list):
-        _read_parts(obj["parts"], parts)
-    if not parts and isinstance(obj.get("text"), str) and obj["text"]:
-        parts.append(obj["text"])
-    for call in obj.get("tool_calls") or obj.get("toolCalls") or []:
+    listed = get("parts")
+    if isinstance(listed, list):
+        _read_parts(listed, parts)
+    if not parts:
+        text = get("text")
+        if isinstance(text, str) and text:
+            parts.append(text)
+    for call in get("tool_calls") or get("toolCalls") or ():
         parsed = _call_of(call)
         if parsed is not None:
             parts.append(parsed)
-    function_call = obj.get("function_call")
+    function_call = get("function_call")
     if isinstance(function_call, dict) and function_call.get("name"):
         parts.append(
             Call(None, str(function_call["name"]), parse_json(function_call.get("arguments")))
@@ -199,11 +157,8 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         role = "tool"  # Gemini/ADK/Bedrock hand tool results back as a user message
     if not parts and role != "assistant":
         return Msg(role, [])
-    return Msg(
-        role,
-        parts,
-        id=str(obj["id"]) if isinstance(obj.get("id"), str) and role != "tool" else None,
-    )
+    msg_id = get("id")
+    return Msg(role, parts, id=msg_id if type(msg_id) is str and role != "tool" else None)
 
 
 def _read_parts(items: Any, parts: list[Part]) -> None:
@@ -507,110 +462,10 @@ def _text_calls(text: str) -> list[Call]:
     return calls
 
 
-def merge_conversation(msgs: list[Msg]) -> list[Msg]:
-    """Fold tool results into the assistant calls they answer and join consecutive assistant
-    messages, as a stored conversation reads (Mastra's message list does the same)."""
-    out: list[Msg] = []
-    open_calls: dict[str, tuple[Msg, int]] = {}
-    for msg in msgs:
-        if msg.role == "tool":
-            leftover: list[Part] = []
-            for part in msg.parts:
-                if isinstance(part, Result) and part.id and part.id in open_calls:
-                    owner, _ = open_calls.pop(part.id)
-                    owner.parts.append(part)
-                else:
-                    leftover.append(part)
-            if leftover:
-                out.append(Msg("tool", leftover))
-            continue
-        if msg.role == "assistant" and out and out[-1].role == "assistant":
-            target = out[-1]
-            target.parts.extend(msg.parts)
-        else:
-            target = Msg(msg.role, list(msg.parts), id=msg.id)
-            out.append(target)
-        if msg.role == "assistant":
-            for part in msg.parts:
-                if isinstance(part, Call) and part.id:
-                    open_calls[part.id] = (target, 0)
-    return out
-
-
-def to_message(msg: Msg, *, content: str | None = None) -> Message:
-    """A pydantic ``Message`` from a ``Msg`` (tool results join the calls they answer)."""
-    results = {r.id: r for r in msg.parts if isinstance(r, Result) and r.id}
-    used: set[str] = set()
-    parts: list[Any] = []
-    invocations: list[ToolInvocation] = []
-    texts: list[str] = []
-    for part in msg.parts:
-        if isinstance(part, str):
-            texts.append(part)
-            parts.append(TextPart(text=part))
-        elif isinstance(part, Call):
-            result = results.get(part.id) if part.id else None
-            if result is not None and part.id:
-                used.add(part.id)
-            inv = tool_invocation(part.id, part.name, part.args, result)
-            invocations.append(inv)
-            parts.append(ToolInvocationPart(tool_invocation=inv))
-        elif isinstance(part, Result):
-            if part.id and part.id in used:
-                continue
-            if part.id and any(isinstance(p, Call) and p.id == part.id for p in msg.parts):
-                continue
-            inv = ToolInvocation(
-                tool_call_id=part.id,
-                tool_name=part.name or "",
-                result=part.result,
-                state="output-error" if part.is_error else "result",
-                is_error=part.is_error,
-            )
-            invocations.append(inv)
-            parts.append(ToolInvocationPart(tool_invocation=inv))
-        elif isinstance(part, Reasoning):
-            parts.append(ReasoningPart(text=part.text))
-        elif isinstance(part, File):
-            parts.append(
-                FilePart(
-                    media_type=part.media_type, url=part.url, data=part.data, filename=part.filename
-                )
-            )
-    role = msg.role if msg.role in ("system", "user", "assistant", "tool") else "user"
-    return Message(
-        id=msg.id,
-        role=role,
-        content="".join(texts) if content is None else content,
-        parts=parts,
-        tool_invocations=invocations,
-    )
-
-
-def tool_invocation(
-    call_id: str | None, name: str, args: Any, result: Result | None
-) -> ToolInvocation:
-    """A ``ToolInvocation`` for a call and (when known) its result."""
-    if result is None:
-        return ToolInvocation(tool_call_id=call_id, tool_name=name, args=args, state="call")
-    return ToolInvocation(
-        tool_call_id=call_id,
-        tool_name=name,
-        args=args,
-        result=result.result,
-        state="output-error" if result.is_error else "result",
-        is_error=result.is_error,
-    )
-
-
 __all__ = [
     "flattened_messages",
-    "input_messages_of",
-    "merge_conversation",
     "norm_role",
     "parse_message",
     "parse_messages",
     "text_tool_roles",
-    "to_message",
-    "tool_invocation",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._conversation import agent_input
 from ._steps import TOOL_KINDS, Step
 from ._trace import Trace
 from ._values import jsonable, text_of
@@ -75,8 +76,10 @@ def render_tree(trace: Trace, *, width: int = 120) -> str:
     while stack:
         step, depth = stack.pop()
         lines.append("  " * (depth + 1) + "- " + _line(step, width))
-        if step.kind == "agent_run" and step.input_messages:
-            user = [m.text for m in step.input_messages if m.role == "user" and m.text]
+        if step.kind == "agent_run" or step.stands_as_agent:
+            # The input as agent scorers see it (derived from the model calls when the agent
+            # span carries none).
+            user = [m.content for m in agent_input(step).input_messages if m.content]
             if user:
                 lines.append("  " * (depth + 2) + "  input: " + _short(user[-1], width))
         stack.extend((child, depth + 1) for child in reversed(step.children))

@@ -168,6 +168,8 @@
       [el(), el(), el(), el(), h("div"), el(), el(), el()];
     const [agentCostEl, agentTokensEl, topEl] = [el(), el(), h("div", { id: "expensive-traces" })];
     root.appendChild(tileEl);
+    const monitorsEl = h("div");
+    root.appendChild(monitorsEl);
     root.appendChild(h("div", { class: "grid" },
       TS.panel("Traces received", tracesEl),
       TS.panel("Spans received", spansEl),
@@ -181,6 +183,7 @@
       TS.panel("Time to score (root span end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),
+      TS.fill(monitorsEl, () => TS.monitorsPanel()),
       trafficCharts(tracesEl, spansEl).catch((e) => TS.clear(tracesEl).appendChild(TS.errorBox(e))),
       scoreCharts(avgEl, ratesEl, tableEl).catch((e) => TS.clear(avgEl).appendChild(TS.errorBox(e))),
       spendCharts(tokensEl, costEl).catch((e) => TS.clear(tokensEl).appendChild(TS.errorBox(e))),

@@ -79,7 +79,10 @@
 
   async function list(root) {
     root.appendChild(h("h1", {}, "Scorers"));
-    const [summary, decisions, live] = await Promise.all([scoreSummary(null), decisionCounts(null), registry()]);
+    const monitorsEl = h("div");
+    root.appendChild(monitorsEl);
+    const [summary, decisions, live] = await Promise.all([scoreSummary(null), decisionCounts(null), registry(),
+      TS.fill(monitorsEl, () => TS.monitorsPanel())]);
     const registered = live && Array.isArray(live.scorers) ? live.scorers : [];
     const reg = new Map(registered.map((r) => [r.id, r]));
     const ids = [...new Set([...registered.map((r) => r.id), ...summary.map((r) => r.scorer_id),
@@ -215,12 +218,15 @@
       TS.panel("Score distribution", histEl),
       TS.panel("Average score over time", trendEl),
       TS.panel("Judge cost per day", spendEl)));
+    const monitorsEl = h("div");
+    root.appendChild(monitorsEl);
     root.appendChild(TS.panel("Recent failures", failEl));
     root.appendChild(TS.panel("Lowest scores", lowEl));
     TS.chart.bars(decEl, { emptyText: "No decisions in this range.",
       bars: DECISIONS.map((name) => ({ label: name.replace("_", " "), value: Number(d[name] || 0), color: DECISION_COLORS[name] })) });
     const guard = (el) => (e) => TS.clear(el).appendChild(TS.errorBox(e));
     await Promise.all([
+      TS.fill(monitorsEl, () => TS.monitorsPanel(scorerId)),
       histogram(histEl, scorerId).catch(guard(histEl)),
       trend(trendEl, scorerId).catch(guard(trendEl)),
       spend(spendEl, scorerId).catch(guard(spendEl)),

@@ -1,0 +1,168 @@
+/* tracescore dashboard: Sessions (#/sessions, #/sessions/<session_id>) and the monitor panel.
+ *
+ * The list reads the sessions view (one row per conversation) with, per session, the average of
+ * each session scorer and of each per-trace scorer over the session's traces. The session view
+ * shows the turns as one chat (each turn's input and answer from GET api/traces/<id>/scorer-input),
+ * each turn's trace linked and its scores beside it. TS.monitorsPanel (GET api/live/monitors) is
+ * shown on the Overview and Scorers pages.
+ */
+(function () {
+  "use strict";
+  const TS = window.TS;
+  const h = TS.h;
+  const PAGE = 50;
+
+  function traceAnchor(traceId) {
+    return h("a", { href: TS.traceLink(traceId), class: "mono", title: traceId }, "trace " + TS.shortId(traceId));
+  }
+
+  function placeholders(n) {
+    return new Array(n).fill("?").join(", ");
+  }
+
+  function scoreChips(list) {
+    if (!list || !list.length) return h("span", { class: "muted" }, "—");
+    return h("span", { class: "score-chips" }, list.map((s) =>
+      h("span", { class: "score-chip", title: s.kind === "session" ? "session scorer" : "per-trace scorer, averaged" },
+        s.scorer_id + (s.kind === "session" ? " (session)" : "") + " ", TS.scoreBadge(s.avg_score))));
+  }
+
+  /** session id → [{scorer_id, kind: session|trace, avg_score}] for these sessions. */
+  async function sessionScores(ids) {
+    if (!ids.length) return new Map();
+    const rows = await TS.api.rows(
+      "SELECT session_id, scorer_id, 'session' AS kind, avg(score) FILTER (WHERE status = 'success') AS avg_score " +
+      "FROM scores WHERE session_id IN (" + placeholders(ids.length) + ") GROUP BY 1, 2 " +
+      "UNION ALL SELECT t.session_id, s.scorer_id, 'trace' AS kind, avg(s.score) FILTER (WHERE s.status = 'success') " +
+      "FROM scores s JOIN traces t ON s.trace_id = t.trace_id WHERE s.session_id IS NULL AND t.session_id IN (" +
+      placeholders(ids.length) + ") GROUP BY 1, 2 ORDER BY 1, 3, 2", ids.concat(ids));
+    const out = new Map();
+    for (const r of rows) {
+      if (!out.has(r.session_id)) out.set(r.session_id, []);
+      out.get(r.session_id).push(r);
+    }
+    return out;
+  }
+
+  async function list(root, route) {
+    root.appendChild(h("h1", {}, "Sessions"));
+    root.appendChild(h("p", { class: "muted" }, "Conversations: the traces that carry one session id " +
+      "(session.id, gen_ai.conversation.id, a thread id, …), newest first."));
+    const offset = Number(route.query.get("offset") || 0);
+    const params = [TS.sinceParam()];
+    const where = "last_trace_at >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", params);
+    const rows = await TS.api.rows(
+      "SELECT session_id, project, user_id, trace_count, turn_count, total_tokens, cost_usd, error_count, " +
+      "epoch_ms(CAST(first_trace_at AS TIMESTAMP)) AS first_ms, epoch_ms(CAST(last_trace_at AS TIMESTAMP)) AS last_ms " +
+      "FROM sessions WHERE " + where + " ORDER BY last_trace_at DESC, session_id LIMIT " + (PAGE + 1) +
+      " OFFSET " + offset, params);
+    const page = rows.slice(0, PAGE);
+    if (!page.length) {
+      root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "No sessions in this range"),
+        h("p", {}, "A trace joins a session when it carries a session id (docs/traces.md, Sessions and users) " +
+          "and its totals have been computed; widen the range at the top.")));
+      return;
+    }
+    const scores = await sessionScores(page.map((r) => r.session_id));
+    root.appendChild(TS.table([
+      { label: "session", value: (r) => h("a", { href: TS.link("sessions/" + encodeURIComponent(r.session_id)) }, r.session_id) },
+      { label: "user", value: (r) => r.user_id || "—" },
+      { label: "turns", class: "num", value: (r) => TS.fmtNum(r.turn_count) },
+      { label: "traces", class: "num", value: (r) => TS.fmtNum(r.trace_count) },
+      { label: "tokens", class: "num", value: (r) => TS.fmtNum(r.total_tokens || 0) },
+      { label: "cost", class: "num", value: (r) => TS.fmtCost(r.cost_usd) },
+      { label: "errors", class: "num", value: (r) => TS.fmtNum(r.error_count || 0) },
+      { label: "last turn", value: (r) => TS.fmtTime(r.last_ms) },
+      { label: "scores", value: (r) => scoreChips(scores.get(r.session_id)) },
+    ], page, { onRowClick: (r) => { window.location.hash = TS.link("sessions/" + encodeURIComponent(r.session_id)); } }));
+    const pager = h("div", { class: "pager" });
+    if (offset > 0) pager.appendChild(h("button", { type: "button", onclick: () => route.setQuery({ offset: Math.max(0, offset - PAGE) }) }, "Newer"));
+    if (rows.length > PAGE) pager.appendChild(h("button", { type: "button", onclick: () => route.setQuery({ offset: offset + PAGE }) }, "Older"));
+    root.appendChild(pager);
+  }
+
+  async function turnView(turn, index, scores) {
+    let input = null;
+    try {
+      input = await TS.api.get("api/traces/" + encodeURIComponent(turn.trace_id) + "/scorer-input");
+    } catch (err) {
+      return h("div", { class: "turn" }, h("h3", {}, "Turn " + (index + 1)), TS.errorBox(err));
+    }
+    const messages = [];
+    if (input && input.kind === "agent") {
+      messages.push(...((input.input && input.input.input_messages) || []));
+      messages.push(...(input.output || []));
+    }
+    const mine = scores.filter((s) => s.trace_id === turn.trace_id);
+    return h("div", { class: "turn" },
+      h("div", { class: "turn-head" }, h("h3", {}, "Turn " + (index + 1)), " ",
+        traceAnchor(turn.trace_id), " ", h("span", { class: "muted" }, TS.fmtTime(turn.start_ms))),
+      h("div", { class: "turn-body" },
+        h("div", { class: "turn-chat" }, messages.length ? TS.messagesView(messages) : h("p", { class: "muted" }, "no agent messages in this trace")),
+        h("div", { class: "turn-scores" }, mine.length ? mine.map((s) =>
+          h("div", { class: "turn-score" }, s.scorer_id + " ", TS.scoreBadge(s.score, s.status))) : h("span", { class: "muted" }, "no scores"))));
+  }
+
+  async function detail(root, sessionId) {
+    root.appendChild(h("div", { class: "crumbs" }, h("a", { href: "#/sessions" }, "Sessions"), " / ", sessionId));
+    root.appendChild(h("h1", {}, sessionId));
+    const [summary, turns, scores] = await Promise.all([
+      TS.api.rows("SELECT * EXCLUDE (first_trace_at, last_trace_at, last_received_at), " +
+        "epoch_ms(CAST(first_trace_at AS TIMESTAMP)) AS first_ms, epoch_ms(CAST(last_trace_at AS TIMESTAMP)) AS last_ms " +
+        "FROM sessions WHERE session_id = ?", [sessionId]),
+      TS.api.rows("SELECT trace_id, epoch_ms(CAST(start_time AS TIMESTAMP)) AS start_ms FROM traces " +
+        "WHERE session_id = ? ORDER BY start_time, first_received_at, trace_id LIMIT 500", [sessionId]),
+      TS.api.rows("SELECT s.trace_id, s.session_id, s.scorer_id, s.score, s.status, s.reason FROM scores s " +
+        "WHERE s.session_id = ? OR s.trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?) " +
+        "ORDER BY s.created_at LIMIT 2000", [sessionId, sessionId]),
+    ]);
+    const s = summary[0];
+    if (!s) {
+      root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "No such session"),
+        h("p", {}, "No trace carries this session id (yet).")));
+      return;
+    }
+    root.appendChild(h("div", { class: "stats" },
+      TS.stat("turns", TS.fmtNum(s.turn_count)), TS.stat("traces", TS.fmtNum(s.trace_count)),
+      TS.stat("tokens", TS.fmtNum(s.total_tokens || 0)), TS.stat("cost", TS.fmtCost(s.cost_usd)),
+      TS.stat("errors", TS.fmtNum(s.error_count || 0)), TS.stat("user", s.user_id || "—")));
+    const whole = scores.filter((r) => r.session_id);
+    root.appendChild(TS.panel("Session scores", whole.length ? TS.table([
+      { label: "scorer", value: (r) => h("a", { href: TS.link("scorers/" + encodeURIComponent(r.scorer_id)) }, r.scorer_id) },
+      { label: "score", value: (r) => TS.scoreBadge(r.score, r.status) },
+      { label: "after turn", value: (r) => traceAnchor(r.trace_id) },
+      { label: "reason", value: (r) => r.reason || "" },
+    ], whole, { compact: true }) : h("p", { class: "muted" }, "No session scorer has scored this conversation " +
+      "(target = \"session\" scorers run once it has been quiet for session_settle_seconds).")));
+    const perTrace = scores.filter((r) => !r.session_id);
+    const chat = h("div", { class: "session-chat" });
+    root.appendChild(TS.panel("Conversation", chat));
+    for (const [i, turn] of turns.entries()) chat.appendChild(await turnView(turn, i, perTrace));
+  }
+
+  TS.pages.sessions = function sessions(root, route) {
+    return route.path.length > 1 ? detail(root, route.path[1]) : list(root, route);
+  };
+
+  /** Monitor states (GET api/live/monitors) as a panel; only monitors of scorerId when given.
+   * Resolves to null (no panel) when no monitor is configured. */
+  TS.monitorsPanel = async function monitorsPanel(scorerId) {
+    let monitors = [];
+    try {
+      monitors = (await TS.api.get("api/live/monitors")).monitors || [];
+    } catch (err) {
+      if (err && err.status === 404) return null;
+      return TS.panel("Monitors", TS.errorBox(err));
+    }
+    if (scorerId) monitors = monitors.filter((m) => m.scorer === scorerId);
+    if (!monitors.length) return null;
+    return h("section", { class: "panel monitors" }, h("h2", {}, "Monitors"), TS.table([
+      { label: "monitor", value: (m) => m.id },
+      { label: "state", value: (m) => h("span", { class: "badge " + (m.state === "breached" ? "badge-bad" : "badge-good") }, m.state) },
+      { label: "rule", value: (m) => m.aggregate + " of " + m.scorer + " over " + m.window + " " + m.op + " " + m.threshold },
+      { label: "value", class: "num", value: (m) => (m.value === null || m.value === undefined ? "—" : TS.fmtScore(m.value)) },
+      { label: "samples", class: "num", value: (m) => TS.fmtNum(m.samples || 0) },
+      { label: "last event", value: (m) => (m.last_event ? m.last_event.state + " " + TS.fmtTime(m.last_event.at) : "—") },
+    ], monitors, { compact: true }));
+  };
+})();
