@@ -141,7 +141,7 @@ def _span_io(step: Step) -> tuple[Any, Any]:
 def kind_of(step: Step) -> ScorerInputKind:
     """The scorer-input kind of a target step (a model call standing as the agent of a plain
     LLM-call trace is an agent)."""
-    if is_agent(step):
+    if step.kind == "agent_run" or step.stands_as_agent:  # ``is_agent``
         return "agent"
     if step.kind == "workflow_run":
         return "workflow"
