@@ -13,16 +13,20 @@ from ._arrow import (
     to_json_text,
 )
 from ._errors import (
+    BatchTooLarge,
     InvalidRow,
     InvalidSql,
     QueryTimeout,
     StoreClosed,
     StoreError,
+    StoreUnavailable,
     WriteQueueFull,
 )
 from ._guard import check_sql, json_safe
+from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
+from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
-from ._store import QueryResult, Store
+from ._store import Store
 from ._writer import WriterStats
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPAN_INPUT_COLUMNS",
     "TABLES",
+    "BatchTooLarge",
     "InvalidRow",
     "InvalidSql",
     "QueryResult",
@@ -39,12 +44,17 @@ __all__ = [
     "Store",
     "StoreClosed",
     "StoreError",
+    "StoreUnavailable",
     "WriteQueueFull",
     "WriterStats",
     "arrow_span_table",
     "check_sql",
     "column_names",
+    "fetch_spans_of",
     "json_safe",
+    "ready_query",
     "rows_table",
+    "stale_count_sql",
     "to_json_text",
+    "write_recompute",
 ]

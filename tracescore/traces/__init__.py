@@ -8,6 +8,7 @@ from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._errors import SpanNotFound, TraceError, TraceNotFound
 from ._explain import explain, render_explain
+from ._identity import SESSION_KEYS, USER_KEYS, trace_identity
 from ._render import render_tree, step_summary
 from ._runs import (
     scorer_input,
@@ -18,6 +19,7 @@ from ._runs import (
     trace_to_workflow_run,
 )
 from ._span import Span
+from ._spend import ModelCallRecord, TraceSpend, trace_spend
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
 from ._trace import Trace, load_trace
@@ -26,7 +28,10 @@ from ._trajectory import extract_trajectory_from_trace
 __all__ = [
     "ADAPTERS",
     "KINDS",
+    "SESSION_KEYS",
+    "USER_KEYS",
     "Adapter",
+    "ModelCallRecord",
     "Msg",
     "Span",
     "SpanNotFound",
@@ -34,6 +39,7 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceNotFound",
+    "TraceSpend",
     "adapt_span",
     "agent_input",
     "agent_output",
@@ -46,6 +52,8 @@ __all__ = [
     "render_tree",
     "scorer_input",
     "step_summary",
+    "trace_identity",
+    "trace_spend",
     "trace_to_agent_run",
     "trace_to_scorer_run",
     "trace_to_span_run",

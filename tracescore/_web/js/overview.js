@@ -1,4 +1,5 @@
-/* tracescore dashboard: the Overview page (traffic, scores, failure rates, judge spend, lag).
+/* tracescore dashboard: the Overview page (traffic, scores, failure rates, judge spend, the
+ * agent's own spend (agent.js), lag).
  * Every chart is one aggregate query bucketed in SQL; nothing per trace reaches the browser.
  */
 (function () {
@@ -107,7 +108,7 @@
       totals.set(key, cur);
     }
     const pts = [...totals.entries()];
-    const pct = (v) => v.toFixed(0) + "%";
+    const pct = (v) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)))) + "%";
     TS.chart.timeseries(ratesEl, TS.windowOpts({ yMin: 0, yFormat: pct, series: [
       { name: "failed", color: "#dc2626", points: pts.map(([t, c]) => [t, (100 * c.failed) / c.runs]) },
       { name: "not scorable", color: "#ca8a04", points: pts.map(([t, c]) => [t, (100 * c.not_scorable) / c.runs]) },
@@ -157,7 +158,7 @@
   TS.pages.overview = async function overview(root) {
     root.appendChild(h("h1", {}, "Overview"));
     if (!(await hasSpans())) {
-      root.appendChild(TS.panel(null, TS.exporterHelp()));
+      root.appendChild(TS.panel(null, TS.exporterHelp(await TS.serverInfo())));
       return;
     }
     await TS.resolveWindow();
@@ -165,14 +166,18 @@
     const tileEl = h("div");
     const [tracesEl, spansEl, avgEl, ratesEl, tableEl, tokensEl, costEl, lagEl] =
       [el(), el(), el(), el(), h("div"), el(), el(), el()];
+    const [agentCostEl, agentTokensEl, topEl] = [el(), el(), h("div", { id: "expensive-traces" })];
     root.appendChild(tileEl);
     root.appendChild(h("div", { class: "grid" },
       TS.panel("Traces received", tracesEl),
       TS.panel("Spans received", spansEl),
       TS.panel("Average score by scorer", avgEl),
       TS.panel("Failed and not-scorable runs (% of scorer runs)", ratesEl, tableEl),
-      TS.panel("Judge tokens per day", tokensEl),
-      TS.panel("Judge cost per day", costEl),
+      TS.panel("Judge tokens per day (UTC days)", tokensEl),
+      TS.panel("Judge cost per day (UTC days)", costEl),
+      TS.panel("Agent cost per day by model (UTC days)", agentCostEl),
+      TS.panel("Agent tokens per day (UTC days)", agentTokensEl),
+      TS.panel("Most expensive traces", topEl),
       TS.panel("Time to score (root span end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),
@@ -180,6 +185,7 @@
       scoreCharts(avgEl, ratesEl, tableEl).catch((e) => TS.clear(avgEl).appendChild(TS.errorBox(e))),
       spendCharts(tokensEl, costEl).catch((e) => TS.clear(tokensEl).appendChild(TS.errorBox(e))),
       lagChart(lagEl).catch((e) => TS.clear(lagEl).appendChild(TS.errorBox(e))),
+      TS.agentSpend(agentCostEl, agentTokensEl, topEl),
     ]);
   };
 })();
