@@ -143,9 +143,11 @@ def agent_input(agent: Step) -> AgentInput:
     own_rest = [m for m in own if m.role != "system" and m.parts]
     own_tail = own_rest[slice(*_current_turn(own_rest))] or own_rest[-1:]
     current = own_tail or history[start:end]
-    remembered = answers_as_text(history[:start])
-    if own_tail and end > start:
-        remembered = _unwrap_turns(remembered, history[end - 1].text, own_tail[-1].text)
+    remembered = history[:start]
+    if remembered:
+        remembered = answers_as_text(remembered)
+        if own_tail and end > start:
+            remembered = _unwrap_turns(remembered, history[end - 1].text, own_tail[-1].text)
     return AgentInput(
         input_messages=[to_message(m) for m in current],
         remembered_messages=[to_message(m) for m in merge_conversation(remembered)],

@@ -141,7 +141,7 @@ def _span_io(step: Step) -> tuple[Any, Any]:
 def kind_of(step: Step) -> ScorerInputKind:
     """The scorer-input kind of a target step (a model call standing as the agent of a plain
     LLM-call trace is an agent)."""
-    if is_agent(step):
+    if step.kind == "agent_run" or step.stands_as_agent:  # ``is_agent``
         return "agent"
     if step.kind == "workflow_run":
         return "workflow"
@@ -175,19 +175,27 @@ def scorer_input(trace: Trace, span_id: str | None = None) -> dict[str, Any]:
         agent_out = agent_output(step)
         input: Any = agent_in.model_dump(mode="json")
         output: Any = [m.model_dump(mode="json") for m in agent_out]
+        # The trajectory's raw output is the output just dumped: dump those messages once.
         trajectory = trajectory_of([step], raw_output=agent_out)
+        dumped = trajectory.model_dump(mode="json", exclude={"raw_output"})
+        trajectory_json = {
+            name: output if name == "raw_output" else dumped[name] for name in _TRAJECTORY_FIELDS
+        }
     else:
         raw_in, raw_out = _span_io(step)
         input, output = jsonable(raw_in), jsonable(raw_out)
-        trajectory = trajectory_of([step])
+        trajectory_json = trajectory_of([step]).model_dump(mode="json")
     return {
         "trace_id": trace.trace_id,
         "span_id": step.span_id or None,
         "kind": kind,
         "input": input,
         "output": output,
-        "trajectory": trajectory.model_dump(mode="json"),
+        "trajectory": trajectory_json,
     }
+
+
+_TRAJECTORY_FIELDS = tuple(Trajectory.model_fields)
 
 
 __all__ = [
