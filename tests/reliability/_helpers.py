@@ -140,9 +140,34 @@ def stored_span_ids(server: ServerProcess) -> set[str]:
 
 def max_gap_s(url: str, seconds: float, during: Callable[[], Any]) -> tuple[float, Any]:
     """Run ``during()`` while polling ``url`` every 20 ms; (longest wait for an answer, result)."""
+    gaps, _, result = poll_during(url, seconds, during)
+    return max(gaps, default=0.0), result
+
+
+def answers_during(url: str, during: Callable[[], Any]) -> tuple[int, Any]:
+    """Run ``during()`` while polling ``url`` every 20 ms; (answers that came back while
+    ``during()`` ran, its result). An event loop blocked for the whole call answers at most
+    once in that window; a free one answers every poll."""
+    _, answered_at, (result, window) = poll_during(url, 0.2, lambda: _timed(during))
+    started, ended = window
+    return sum(1 for at in answered_at if started < at < ended), result
+
+
+def _timed(during: Callable[[], Any]) -> tuple[Any, tuple[float, float]]:
+    started = time.perf_counter()
+    result = during()
+    return result, (started, time.perf_counter())
+
+
+def poll_during(
+    url: str, seconds: float, during: Callable[[], Any]
+) -> tuple[list[float], list[float], Any]:
+    """Poll ``url`` every 20 ms around ``during()``; (each answer's wait, each answer's
+    arrival time on ``time.perf_counter``, the result of ``during()``)."""
     import threading
 
     gaps: list[float] = []
+    answered_at: list[float] = []
     stop = threading.Event()
 
     def poll() -> None:
@@ -150,7 +175,8 @@ def max_gap_s(url: str, seconds: float, during: Callable[[], Any]) -> tuple[floa
             while not stop.is_set():
                 started = time.perf_counter()
                 client.get(url)
-                gaps.append(time.perf_counter() - started)
+                answered_at.append(time.perf_counter())
+                gaps.append(answered_at[-1] - started)
                 time.sleep(0.02)
 
     thread = threading.Thread(target=poll, daemon=True)
@@ -162,17 +188,19 @@ def max_gap_s(url: str, seconds: float, during: Callable[[], Any]) -> tuple[floa
         time.sleep(min(seconds, 0.2))
         stop.set()
         thread.join(30)
-    return max(gaps, default=0.0), result
+    return gaps, answered_at, result
 
 
 __all__ = [
     "JSON",
     "PROTOBUF",
     "PostOutcome",
+    "answers_during",
     "burst",
     "json_request",
     "json_span",
     "max_gap_s",
+    "poll_during",
     "post_with_retries",
     "span_ids",
     "span_request",

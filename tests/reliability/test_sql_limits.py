@@ -23,7 +23,7 @@ from server_process import ServerProcess, running_server
 
 from tracescore.store import Store
 
-from ._helpers import max_gap_s
+from ._helpers import answers_during
 
 MAX_BYTES = 4 * 1024 * 1024
 WIDE = "SELECT repeat('x', 1000) AS v FROM range(200000)"  # a 200 MB answer unbounded
@@ -105,12 +105,15 @@ def test_time_limit_covers_building_the_answer_and_health_keeps_answering(
             response = _post_sql(server, SLOW_TO_CONVERT)
             return response, time.perf_counter() - started
 
-        longest_wait, (response, query_s) = max_gap_s(f"{server.url}/healthz", 0.2, query)
+        health_answers, (response, query_s) = answers_during(f"{server.url}/healthz", query)
     # DuckDB produces these rows in well under a second; converting all of them (~170 MB of
     # JSON) takes many seconds: the limit has to stop the conversion
     assert response.status_code == 400, response.text[:300]
     assert "longer than 1 s" in response.json()["error"]["message"]
-    assert longest_wait < query_s / 5, (longest_wait, query_s)
+    # Converted on the event loop (the old code), /healthz could not answer at all while the
+    # query ran; off the loop it answers every poll (~50 times a second when the machine is
+    # free). A count, not a duration: it holds on a loaded machine too.
+    assert health_answers >= 3, (health_answers, query_s)
 
 
 def test_sql_cli_on_a_database_file_is_bounded(tmp_path: Path) -> None:
