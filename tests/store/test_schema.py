@@ -12,7 +12,7 @@ SCORES = (
     "analyze_step_result preprocess_prompt analyze_prompt generate_score_prompt "
     "generate_reason_prompt input output ground_truth error metadata judge_input_tokens "
     "judge_output_tokens judge_total_tokens judge_reasoning_tokens judge_cached_input_tokens "
-    "judge_cost"
+    "judge_cost experiment_id"
 ).split()
 JUDGE_EXECUTIONS = (
     "execution_id score_id trace_id scorer_id step status prompt judge_model_id judge_provider "

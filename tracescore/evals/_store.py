@@ -86,6 +86,24 @@ class ScoreSink:
             return
         await self._store.write_scores(scores, executions)
 
+    async def write_experiment(self, experiment: dict[str, Any],
+                               results: list[dict[str, Any]]) -> None:
+        """Write an experiment's row (replacing it) and append its result rows."""
+        if self._client is not None:
+            response = await self._client.post(
+                f"{self._url}/api/experiments",
+                json={"experiment": _json(experiment), "results": _json(results)},
+            )
+            if response.status_code >= 400:
+                raise RuntimeError(
+                    f"POST {self._url}/api/experiments answered {response.status_code}: "
+                    f"{response.text[:300]}"
+                )
+            return
+        from tracescore.store import experiment_writer
+
+        await self._store.write(experiment_writer(experiment, results))
+
     async def aclose(self) -> None:
         """Close what ``open`` opened (a Store passed in open is left open)."""
         if self._client is not None:
@@ -131,13 +149,16 @@ class HttpTraceRows:
 
 
 def rows_for_item(
-    outcome: ItemOutcome, *, eval_run_id: str, target: str | None
+    outcome: ItemOutcome, *, eval_run_id: str, target: str | None,
+    experiment_id: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``scores`` and ``judge_executions`` rows of one item's scorer runs."""
     scores: list[dict[str, Any]] = []
     executions: list[dict[str, Any]] = []
     for run in outcome.runs:
         row, judge_rows = _rows(run, eval_run_id=eval_run_id, target=target)
+        if experiment_id is not None:
+            row["experiment_id"] = experiment_id
         scores.append(row)
         executions.extend(judge_rows)
     return scores, executions

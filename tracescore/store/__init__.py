@@ -20,6 +20,7 @@ from ._errors import (
     StoreError,
     WriteQueueFull,
 )
+from ._experiment_rows import experiment_writer
 from ._guard import check_sql, json_safe
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import QueryResult, Store
@@ -44,6 +45,7 @@ __all__ = [
     "arrow_span_table",
     "check_sql",
     "column_names",
+    "experiment_writer",
     "json_safe",
     "rows_table",
     "to_json_text",

@@ -247,6 +247,7 @@ def _arrow_type(sql_type: str) -> Any:
         "DOUBLE": pa.float64(),
         "BIGINT": pa.int64(),
         "INTEGER": pa.int32(),
+        "BOOLEAN": pa.bool_(),
         "TIMESTAMP": pa.timestamp("us"),
         "TIMESTAMP_NS": pa.timestamp("ns"),
     }[base]
@@ -264,6 +265,8 @@ def _convert(value: Any, base: str, column: str) -> Any:
         return None if math.isnan(number) else number
     if base in ("BIGINT", "INTEGER"):
         return int(value)
+    if base == "BOOLEAN":
+        return bool(value)
     if base == "VARCHAR":
         return value if isinstance(value, str) else str(value)
     return value

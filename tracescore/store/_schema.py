@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ._datasets_schema import DATASET_PRIMARY_KEYS, DATASET_TABLES, dataset_statements
+
 log = logging.getLogger(__name__)
 
 SPANS: tuple[tuple[str, str], ...] = (
@@ -88,6 +90,7 @@ SCORES: tuple[tuple[str, str], ...] = (
     ("judge_reasoning_tokens", "BIGINT"),
     ("judge_cached_input_tokens", "BIGINT"),
     ("judge_cost", "DOUBLE"),
+    ("experiment_id", "VARCHAR"),
 )
 
 JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
@@ -141,6 +144,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "scores": SCORES,
     "judge_executions": JUDGE_EXECUTIONS,
     "scoring_decisions": SCORING_DECISIONS,
+    **DATASET_TABLES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -150,6 +154,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scores": ("score_id",),
     "judge_executions": ("execution_id",),
     "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
+    **DATASET_PRIMARY_KEYS,
 }
 
 TRACES_VIEW = """
@@ -181,6 +186,8 @@ def _create_table(name: str) -> str:
     return f"CREATE TABLE IF NOT EXISTS {name} (\n    {columns},\n    PRIMARY KEY ({key})\n)"
 
 
+_FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
+
 Migration = tuple[int, str, Callable[[], Sequence[str]]]
 
 MIGRATIONS: list[Migration] = [
@@ -188,10 +195,12 @@ MIGRATIONS: list[Migration] = [
         1,
         "spans, logs, scores, judge_executions, scoring_decisions, traces view",
         lambda: [
-            *(_create_table(name) for name in TABLES),
+            *(_create_table(name) for name in _FIRST_TABLES),
             TRACES_VIEW,
         ],
     ),
+    (2, "datasets, dataset_items, experiments, experiment_results, scores.experiment_id",
+     dataset_statements),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 
