@@ -8,7 +8,6 @@ keys), as for ``run_evals(store=...)``.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -28,22 +27,18 @@ def _is_url(store: Any) -> bool:
 
 @contextlib.contextmanager
 def open_store(store: Any) -> Iterator[Any]:
-    """An open ``Store`` for ``store`` (a path is opened here and closed on exit)."""
-    if isinstance(store, (str, os.PathLike)) and not _is_url(store):
-        from tracescore.store import Store
+    """An open ``Store`` for a path or a ``Store`` (``tracescore.store.opened_store``)."""
+    from tracescore.store import StoreError, opened_store
 
-        opened = Store(os.fspath(store)).open()
-        try:
-            yield opened
-        finally:
-            opened.close()
-    elif callable(getattr(store, "write_sync", None)):
-        yield store
-    else:
-        raise DatasetError(
-            f"store must be a database path, an http(s) URL of a running tracescore server, or "
-            f"an open Store; got {type(store).__name__}"
-        )
+    try:
+        manager = opened_store(store)
+        opened = manager.__enter__()
+    except StoreError as exc:
+        raise DatasetError(str(exc)) from None
+    try:
+        yield opened
+    finally:
+        manager.__exit__(None, None, None)
 
 
 def create_dataset(store: Any, name: str, *, description: str | None = None,

@@ -22,6 +22,7 @@ from ._errors import (
 )
 from ._experiment_rows import experiment_writer
 from ._guard import check_sql, json_safe
+from ._opened import opened_store
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import QueryResult, Store
 from ._writer import WriterStats
@@ -47,6 +48,7 @@ __all__ = [
     "column_names",
     "experiment_writer",
     "json_safe",
+    "opened_store",
     "rows_table",
     "to_json_text",
 ]
