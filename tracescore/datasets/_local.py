@@ -133,7 +133,7 @@ def get(store: Any, name: str, *, version: int | None, project: str) -> Dataset:
     chosen = check_version(name, version, int(head["current_version"]))
     rows = store.read(
         f"SELECT * FROM dataset_items WHERE dataset_id = ? AND {VISIBLE_SQL} "
-        "ORDER BY version_added, created_at, item_id",
+        "ORDER BY version_added, rowid",
         [head["dataset_id"], chosen, chosen],
     )
     return Dataset(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from tracescore.evals import EvalItem
 
@@ -27,6 +27,15 @@ class DatasetItem(EvalItem):
     """The agent run's span in that trace."""
     version_added: int | None = None
     """The dataset version that added the item (set when read from a store)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_empty_shapes(cls, data: Any) -> Any:
+        """JSON of a stored item carries ``inputs``/``turns`` as null: not set, not given."""
+        if isinstance(data, dict) and (data.get("inputs", 0) is None
+                                       or data.get("turns", 0) is None):
+            data = {k: v for k, v in data.items() if not (k in ("inputs", "turns") and v is None)}
+        return data
 
 
 class Dataset(BaseModel):

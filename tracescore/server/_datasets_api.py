@@ -73,8 +73,9 @@ async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise HTTPException(422, str(exc)) from None
 
 
-def _dump(value: Any) -> Any:
-    return value.model_dump(mode="json", exclude_none=False)
+def _dump(value: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = value.model_dump(mode="json")
+    return dumped
 
 
 @router.get("/api/datasets", tags=["datasets"])
@@ -180,14 +181,15 @@ async def list_experiments(request: Request,
 @router.get("/api/experiments/compare", tags=["experiments"])
 async def compare(request: Request, baseline: str, candidate: str,
                   threshold: float = Query(0.05, ge=0),
-                  lower_is_better: list[str] = Query(default_factory=list)) -> dict[str, Any]:
+                  lower_is_better: list[str] | None = Query(None),  # noqa: B008
+                  ) -> dict[str, Any]:
     """Two experiments side by side (names mean the newest run of that name)."""
     from tracescore.evals import EvalValidationError, compare_experiments
 
     try:
         result = await asyncio.to_thread(compare_experiments, request.app.state.store, baseline,
                                          candidate, threshold=threshold,
-                                         lower_is_better=lower_is_better)
+                                         lower_is_better=lower_is_better or ())
     except EvalValidationError as exc:
         raise HTTPException(404, str(exc)) from None
     return _dump(result)
