@@ -37,6 +37,10 @@ def test_sql_formats_through_the_server(server: ServerProcess, project: str) -> 
     assert json.loads(out)[0] == {"name": "span-0", "project": project}
     code, out, _ = _run("sql", query, "--param", project, "--url", server.url, "--format", "csv")
     assert list(csv.reader(io.StringIO(out)))[:2] == [["name", "project"], ["span-0", project]]
+    # Times say their zone (the dashboard can show local time; the CLI shows UTC).
+    code, out, _ = _run("sql", "SELECT min(start_time) AS t FROM spans WHERE project = ?",
+                        "--param", project, "--url", server.url)
+    assert code == 0 and out.splitlines()[-1] == "(1 row; times are UTC)"
 
 
 def test_sql_errors_are_sentences(server: ServerProcess) -> None:
@@ -66,8 +70,12 @@ def test_sql_and_export_on_a_database_file(tmp_path: Path) -> None:
     code, _, err = _run("export", str(target), "--db", str(db), "--since", "100000d")
     assert code == 0, err
     assert pq.read_table(target).num_rows == 4
-    code, _, err = _run("export", str(tmp_path / "none.parquet"), "--db", str(db), "--since", "1h")
+    assert "wrote 4 rows of spans (the default table; --table picks" in err
+    assert str(target) in err
+    code, _, err = _run("export", str(tmp_path / "none.parquet"), "--db", str(db), "--since", "1h",
+                        "--table", "spans")
     assert code == 0 and pq.read_table(tmp_path / "none.parquet").num_rows == 0
+    assert "wrote 0 rows of spans to" in err and "default table" not in err
     code, _, err = _run("export", str(target), "--db", str(db), "--since", "soon")
     assert code == 2 and "duration" in err
 
@@ -79,6 +87,7 @@ def test_export_through_the_server(server: ServerProcess, tmp_path: Path, projec
     assert code == 0, err
     table = pq.read_table(target)
     assert "span_count" in table.column_names and table.num_rows >= 1
+    assert f"of traces to {target}" in err and f"wrote {table.num_rows} row" in err
 
 
 def test_serve_config_errors_are_sentences(tmp_path: Path) -> None:

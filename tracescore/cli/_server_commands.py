@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def serve_command(
     log_level: str | None,
 ) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC), store them in DuckDB, serve the API."""
-    from tracescore.server import ConfigError, check_bind, load_settings, serve
+    from tracescore.server import ConfigError, ServeError, check_bind, load_settings, serve
 
     try:
         settings = load_settings(
@@ -88,8 +89,16 @@ def serve_command(
         serve(settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    except ServeError as exc:
+        raise CannotStart(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"cannot start the server: {exc}") from None
+        raise CannotStart(f"cannot start the server: {exc}") from None
+
+
+class CannotStart(click.ClickException):
+    """The server cannot start (a port in use, the database held elsewhere): exit code 2."""
+
+    exit_code = 2
 
 
 COMMANDS.append(serve_command)
@@ -199,8 +208,13 @@ def format_rows(columns: list[str], rows: list[list[Any]], output_format: str) -
 
     out = [line(columns), "-+-".join("-" * w for w in widths)]
     out.extend(line(row) for row in cells)
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    zone = "; times are UTC" if any(_TIMESTAMP.match(v) for row in cells for v in row) else ""
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}{zone})")
     return "\n".join(out) + "\n"
+
+
+# A stored time as the API sends it (naive UTC, ISO 8601): the table says which zone it is in.
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?$")
 
 
 COMMANDS.append(sql_command)
@@ -236,7 +250,14 @@ def export_command(
         _export_from_file(db, table, since, target)
     else:
         _export_from_server(url or DEFAULT_URL, api_key, table, since, target, timeout_s)
-    click.echo(f"wrote {target}", err=True)
+    import pyarrow.parquet as pq
+
+    rows = pq.read_metadata(target).num_rows
+    source = click.get_current_context().get_parameter_source("table")
+    hint = (" (the default table; --table picks logs, traces, scores, judge_executions or "
+            "scoring_decisions)" if source == click.core.ParameterSource.DEFAULT else "")
+    click.echo(f"wrote {rows} row{'' if rows == 1 else 's'} of {table}{hint} to {target}",
+               err=True)
 
 
 def _export_from_file(db: str, table: str, since: str | None, target: Path) -> None:

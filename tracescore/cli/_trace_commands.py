@@ -57,16 +57,19 @@ def show(
     timeout_s: float,
 ) -> None:
     """Print the normalized step tree of TRACE_ID (agent runs, model calls, tool calls, ...)."""
+    from tracescore.server import TraceIdError, check_trace_ref
     from tracescore.traces import (
         SpanNotFound,
         Trace,
         TraceNotFound,
         render_tree,
         scorer_input,
-        step_summary,
     )
 
-    trace_id = trace_id.strip().lower()
+    try:
+        trace_id = check_trace_ref(trace_id)  # 32 hex digits, or a unique prefix of 8+
+    except TraceIdError as exc:
+        raise click.BadParameter(str(exc), param_hint="TRACE_ID") from None
     if db is not None and url is not None:
         raise click.UsageError("give either --url or --db, not both")
     if db is not None:
@@ -75,10 +78,10 @@ def show(
         rows, logs = _rows_from_server(url or DEFAULT_URL, trace_id, timeout_s, api_key)
         if not rows:
             raise click.ClickException(
-                f"no spans stored for trace {trace_id}; check the id (32 hex digits) "
-                "or wait until the trace has been ingested"
+                f"no spans stored for trace {trace_id}; check the id (32 hex digits, or a "
+                "unique prefix of 8+) or wait until the trace has been ingested"
             )
-        trace = Trace.from_rows(rows, logs=logs, trace_id=trace_id)
+        trace = Trace.from_rows(rows, logs=logs, trace_id=str(rows[0]["trace_id"]))
     if show_scorer_input:
         try:
             data = scorer_input(trace, span_id)
@@ -86,7 +89,9 @@ def show(
             raise click.ClickException(str(exc)) from None
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     elif as_json:
-        steps = [step_summary(step) for step in trace.steps]
+        from tracescore.server._dashboard import step_to_dict  # with inputs, outputs, messages
+
+        steps = [step_to_dict(step) for step in trace.steps]
         click.echo(json.dumps({"trace_id": trace.trace_id, "steps": steps}, indent=2, default=str))
     else:
         click.echo(render_tree(trace))
@@ -108,9 +113,11 @@ def _trace_from_db(path: str, trace_id: str) -> Any:
         raise click.ClickException(
             f"cannot open {path} read-only ({exc}); if a server is using it, use --url instead"
         ) from None
+    from tracescore.server import TraceIdError, resolve_trace_id
+
     try:
-        return load_trace(store, trace_id)
-    except TraceNotFound as exc:
+        return load_trace(store, resolve_trace_id(store.read, trace_id))
+    except (TraceNotFound, TraceIdError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()

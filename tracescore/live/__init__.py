@@ -6,6 +6,7 @@ every decision. Loading a trace, running a scorer and writing rows are calls int
 ``tracescore.traces``, ``tracescore.scoring`` and ``tracescore.store``.
 """
 
+from ._attention import scorer_attention, short_text
 from ._backfill import backfill, scorer_summary
 from ._budget import BudgetGuard, BudgetUsage, over_budget_reason
 from ._config import (
@@ -25,6 +26,7 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
+from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for
@@ -36,6 +38,7 @@ from ._stats import LiveStats
 
 __all__ = [
     "INTERNAL_MARKER",
+    "JudgeProbe",
     "TARGETS",
     "BudgetGuard",
     "BudgetSettings",
@@ -53,19 +56,24 @@ __all__ = [
     "answer_relevancy_scorer",
     "backfill",
     "build_scorer",
+    "check_judges",
     "check_filters",
     "faithfulness_scorer",
     "hallucination_scorer",
     "is_sampled",
     "load_live_config",
     "over_budget_reason",
+    "probe_judges",
     "parse_live_settings",
     "parse_scorer_entries",
     "sample_fraction",
     "score_id_for",
+    "scorer_attention",
     "scorer_summary",
     "scorer_version",
     "send_agent_traces",
+    "short_text",
+    "start_paused",
     "tool_failures_scorer",
     "trajectory_efficiency_scorer",
     "uses_judge",

@@ -7,7 +7,6 @@ turned into the one error shape by ``_errors_http``.
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from ._timeparse import parse_since
 
 router = APIRouter()
 
-_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
 
 EXPORT_TIME_COLUMNS = {
     "spans": "start_time",
@@ -123,12 +121,23 @@ def span_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return roots
 
 
+async def full_trace_id(store: Any, text: str) -> str:
+    """The trace id ``text`` names (see ``_trace_ids``), or the HTTP error to answer."""
+    from ._errors import TraceIdError
+    from ._trace_ids import resolve_trace_id
+
+    try:
+        return await asyncio.to_thread(resolve_trace_id, store.read, text)
+    except TraceIdError as exc:
+        raise HTTPException(exc.status_code, str(exc)) from None
+
+
 @router.get("/api/traces/{trace_id}", tags=["query"])
 async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
-    """One trace: its summary, its spans as a tree, and its log records."""
-    if not _TRACE_ID.match(trace_id):
-        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    """One trace (a full id or a unique prefix of 8+ hex digits): its summary, its spans as a
+    tree, and its log records."""
     store = request.app.state.store
+    trace_id = await full_trace_id(store, trace_id)
     from tracescore.store import json_safe
 
     spans = await asyncio.to_thread(store.fetch_trace_rows, trace_id)

@@ -84,8 +84,11 @@ def open_store(settings: Settings) -> Any:
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state = app.state
-    store = open_store(state.settings)
-    await asyncio.to_thread(store.open)
+    store = state.store  # ``serve`` opens it before uvicorn starts; else it is opened here
+    if store is None:
+        store = open_store(state.settings)
+    if not store.is_open:
+        await asyncio.to_thread(store.open)
     state.store = store
     from tracescore.ingest import DecodePool
 
@@ -95,7 +98,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         if state.settings.grpc:
             from ._otlp_grpc import start_grpc
 
-            state.grpc_server, state.grpc_port = await start_grpc(state)
+            try:
+                state.grpc_server, state.grpc_port = await start_grpc(state)
+            except OSError as exc:
+                state.startup_error = str(exc)
+                raise
         async with contextlib.AsyncExitStack() as hooks:
             for hook in list(state.lifespan_hooks):
                 await hooks.enter_async_context(hook(app))

@@ -11,15 +11,42 @@ dashboard queries:
 - ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
 - ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
   ``tracescore_judge_cost_usd_total{scorer_id}`` (counters, since the process started)
+
+Every labelled series whose labels are known up front is exported as 0 from the first scrape
+(as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
+a fresh server: each running scorer × score status, each scorer × token kind, each scorer's
+cost, each rejection reason, each transport × request outcome, and the ``default`` project.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from starlette.responses import Response
+
+SCORE_STATUSES = ("success", "failed", "not_scorable")
+TOKEN_KINDS = ("input", "output")
+REJECT_REASONS = ("invalid_id", "invalid_record", "decode_error", "too_large", "queue_full")
+REQUEST_OUTCOMES = ("ok", "partial", "bad_request", "too_large", "unsupported", "unauthorized",
+                    "queue_full", "error")
+DEFAULT_PROJECT = "default"
+
+
+def _with_zeros(counts: Mapping[Any, float], keys: Iterable[Any]) -> list[tuple[Any, float]]:
+    """``counts`` with every one of ``keys`` present (0 when it has not moved), sorted."""
+    merged: dict[Any, float] = dict.fromkeys(keys, 0)
+    merged.update(counts)
+    return sorted(merged.items())
+
+
+def _scorer_ids(state: Any) -> list[str]:
+    """Ids of the scorers the running live scheduler schedules (none when it is off)."""
+    live = getattr(state, "live", None)
+    if live is None:
+        return []
+    return [reg.id for reg in live.registry.enabled()]
 
 
 class _AppCollector:
@@ -40,11 +67,14 @@ class _AppCollector:
         requests = CounterMetricFamily("tracescore_ingest_requests", "OTLP export requests",
                                        labels=["transport", "status"])
         if ingest is not None:
-            for project, n in sorted(ingest.spans_received.items()):
+            settings = getattr(state, "settings", None)
+            transports = ("http", "grpc") if getattr(settings, "grpc", True) else ("http",)
+            for project, n in _with_zeros(ingest.spans_received, [DEFAULT_PROJECT]):
                 received.add_metric([project], n)
-            for reason, n in sorted(ingest.rejected.items()):
+            for reason, n in _with_zeros(ingest.rejected, REJECT_REASONS):
                 rejected.add_metric([reason], n)
-            for (transport, outcome), n in sorted(ingest.requests.items()):
+            known = [(t, o) for t in transports for o in REQUEST_OUTCOMES]
+            for (transport, outcome), n in _with_zeros(ingest.requests, known):
                 requests.add_metric([transport, outcome], n)
         yield from (received, rejected, requests)
 
@@ -68,11 +98,14 @@ class _AppCollector:
         cost = CounterMetricFamily("tracescore_judge_cost_usd", "Judge cost in USD",
                                    labels=["scorer_id"])
         if stats is not None:
-            for (scorer_id, status), n in sorted(stats.scores_total.items()):
+            ids = _scorer_ids(state)
+            for (scorer_id, status), n in _with_zeros(
+                    stats.scores_total, [(i, s) for i in ids for s in SCORE_STATUSES]):
                 scores.add_metric([scorer_id, status], n)
-            for (scorer_id, kind), n in sorted(stats.judge_tokens_total.items()):
+            for (scorer_id, kind), n in _with_zeros(
+                    stats.judge_tokens_total, [(i, k) for i in ids for k in TOKEN_KINDS]):
                 tokens.add_metric([scorer_id, kind], n)
-            for scorer_id, amount in sorted(stats.judge_cost_usd_total.items()):
+            for scorer_id, amount in _with_zeros(stats.judge_cost_usd_total, ids):
                 cost.add_metric([scorer_id], amount)
         yield from (scores, tokens, cost)
 

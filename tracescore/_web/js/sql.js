@@ -25,6 +25,36 @@
     return String(v);
   }
 
+  /** A number as people read it: at most 6 significant digits for fractions
+   * (0.004901999999999998 → 0.004902), thousands grouped for big integers; CSV keeps the raw
+   * value. */
+  TS.fmtCell = function fmtCell(v) {
+    if (typeof v !== "number" || !isFinite(v)) return cellText(v);
+    if (Number.isInteger(v)) return Math.abs(v) >= 1e4 ? v.toLocaleString("en-US") : String(v);
+    const abs = Math.abs(v);
+    if (abs !== 0 && (abs < 1e-6 || abs >= 1e15)) return v.toExponential(4);
+    return String(Number(v.toPrecision(6)));
+  };
+
+  /** The schema panel: each table's columns with type and doc; a click puts the name in the box. */
+  async function schemaPanel(box) {
+    const schema = await TS.api.get("api/dashboard/schema");
+    const insert = (text) => {
+      const at = box.selectionStart === undefined ? box.value.length : box.selectionStart;
+      box.value = box.value.slice(0, at) + text + box.value.slice(box.selectionEnd || at);
+      box.focus();
+      box.selectionStart = box.selectionEnd = at + text.length;
+    };
+    return h("div", { class: "schema-list" }, schema.tables.map((t) =>
+      h("details", { class: "schema-table", dataset: { table: t.name } },
+        h("summary", {}, h("span", { class: "mono" }, t.name), t.kind === "view" ? h("span", { class: "muted" }, " view") : null,
+          h("span", { class: "muted" }, " · " + t.columns.length)),
+        h("ul", { class: "schema-columns" }, t.columns.map((c) => h("li", {},
+          h("button", { type: "button", class: "link mono col-name", title: "insert " + c.name, onclick: () => insert(c.name) }, c.name),
+          " ", h("span", { class: "col-type" }, c.type),
+          c.doc ? h("div", { class: "col-doc" }, c.doc) : null))))));
+  }
+
   /** RFC 4180 CSV of a {columns, rows} result. */
   TS.toCSV = function toCSV(result) {
     const esc = (v) => {
@@ -50,8 +80,10 @@
       h("div", { class: "table-wrap" }, h("table", { class: "table compact sql-table" },
         h("thead", {}, h("tr", {}, result.columns.map((c) => h("th", {}, c)))),
         h("tbody", {}, result.rows.map((row) => h("tr", {}, row.map((v) => {
-          const t = cellText(v);
-          return h("td", { title: t.length > 120 ? t.slice(0, 2000) : null, class: typeof v === "number" ? "num" : null },
+          const t = TS.fmtCell(v);
+          const raw = cellText(v);
+          const title = t.length > 120 ? raw.slice(0, 2000) : raw !== t ? raw : null;
+          return h("td", { title: title, class: typeof v === "number" ? "num" : null },
             t.length > 120 ? t.slice(0, 120) + "…" : t);
         })))))));
   }
@@ -84,11 +116,17 @@
       ev.target.value = "";
     } }, h("option", { value: "" }, "Examples…"), EXAMPLES.map(([label], i) => h("option", { value: String(i) }, label)));
     root.appendChild(h("h1", {}, "SQL"));
-    root.appendChild(h("p", { class: "muted" }, "Read-only DuckDB SQL over the tables spans, traces, logs, scores, judge_executions and scoring_decisions. Ctrl+Enter runs. Results are capped by the server's row limit; add LIMIT for big tables."));
-    root.appendChild(box);
-    root.appendChild(h("div", { class: "sql-actions" }, h("button", { type: "button", id: "sql-run", class: "primary", onclick: run }, "Run"), examples));
-    root.appendChild(out);
-    if (route.query.get("q")) return run();
-    return null;
+    const schemaEl = h("aside", { id: "sql-schema", class: "panel sql-schema" }, h("h2", {}, "Tables"));
+    const body = h("div", { class: "sql-main" },
+      h("p", { class: "muted" }, "Read-only DuckDB SQL over the tables spans, traces, logs, scores, judge_executions and scoring_decisions. Ctrl+Enter runs. Results are capped by the server's row limit; add LIMIT for big tables. Times are UTC."),
+      box,
+      h("div", { class: "sql-actions" }, h("button", { type: "button", id: "sql-run", class: "primary", onclick: run }, "Run"), examples),
+      out);
+    root.appendChild(h("div", { class: "sql-layout" }, body, schemaEl));
+    const schemaBody = h("div");
+    schemaEl.appendChild(schemaBody);
+    const filled = TS.fill(schemaBody, () => schemaPanel(box));
+    if (route.query.get("q")) return Promise.all([filled, run()]);
+    return filled;
   };
 })();

@@ -32,13 +32,26 @@
       "avg(score) FILTER (WHERE status = 'success') AS avg_score, " +
       "count(*) FILTER (WHERE status = 'success') AS success, count(*) FILTER (WHERE status = 'failed') AS failed, " +
       "count(*) FILTER (WHERE status = 'not_scorable') AS not_scorable, sum(judge_total_tokens) AS tokens, " +
-      "sum(judge_cost) AS cost, epoch_ms(max(created_at)) AS last_ms FROM scores WHERE " + where +
+      "sum(judge_cost) AS cost, epoch_ms(max(created_at)) AS last_ms, " +
+      "count(*) FILTER (WHERE source = 'eval') AS eval_runs, string_agg(DISTINCT source, ', ') AS sources " +
+      "FROM scores WHERE " + where +
       " GROUP BY 1 ORDER BY 1 LIMIT 200", params);
   }
 
-  function decisionCells(d) {
+  /** Scores that only eval runs wrote (run_evals(store=...)): no live decisions exist for them. */
+  function evalOnly(r, reg) {
+    return !reg && Number(r.runs || 0) > 0 && Number(r.eval_runs || 0) === Number(r.runs || 0);
+  }
+
+  /** Decision columns; an eval scorer's come from its own score rows (scored, failed, not
+   * scorable), since evals record no live decisions. */
+  function decisionCells(d, reg) {
+    const fromScores = { scored: "success", failed: "failed", not_scorable: "not_scorable" };
     return DECISIONS.map((name) => ({ label: name.replace("_", " "), class: "num",
-      value: (r) => TS.fmtNum((d.get(r.scorer_id) || {})[name] || 0) }));
+      value: (r) => {
+        if (evalOnly(r, reg.get(r.scorer_id))) return fromScores[name] ? TS.fmtNum(r[fromScores[name]] || 0) : "—";
+        return TS.fmtNum((d.get(r.scorer_id) || {})[name] || 0);
+      } }));
   }
 
   /** The live registry (GET api/live/scorers): {scorers: [{id, state, note, use, target, …}]}, or null. */
@@ -52,8 +65,14 @@
     }
   }
 
-  function stateBadge(reg) {
-    if (!reg) return h("span", { class: "badge badge-muted", title: "not in the running config (scores from evals, backfill or an older config)" }, "not registered");
+  function stateBadge(reg, row) {
+    if (!reg && row && evalOnly(row, reg)) {
+      return h("span", { class: "badge badge-eval", title: "scores written by run_evals (source eval), not by live scoring" }, "eval");
+    }
+    if (!reg) {
+      const sources = row && row.sources ? " (sources: " + row.sources + ")" : "";
+      return h("span", { class: "badge badge-muted", title: "not in the running config (scores from backfill or an older config)" + sources }, "not registered");
+    }
     const cls = reg.state === "running" ? "badge-good" : reg.state === "paused" ? "badge-bad" : "badge-muted";
     return h("span", { class: "badge " + cls, title: reg.note || reg.state }, reg.state);
   }
@@ -76,10 +95,11 @@
     root.appendChild(TS.panel("Scorers in the selected range",
       TS.table([
         { label: "scorer", value: (r) => h("a", { href: TS.link("scorers/" + encodeURIComponent(r.scorer_id)), class: "scorer-name" }, r.scorer_id) },
-        { label: "state", value: (r) => stateBadge(reg.get(r.scorer_id)) },
+        { label: "state", value: (r) => stateBadge(reg.get(r.scorer_id), r) },
+        { label: "source", value: (r) => r.sources || "—" },
         { label: "avg score", class: "num", value: (r) => TS.fmtScore(r.avg_score) },
         { label: "runs", class: "num", value: (r) => TS.fmtNum(r.runs || 0) },
-        ...decisionCells(d),
+        ...decisionCells(d, reg),
         { label: "tokens", class: "num", value: (r) => TS.fmtNum(r.tokens || 0) },
         { label: "cost", class: "num", value: (r) => TS.fmtCost(r.cost || 0) },
         { label: "last score", value: (r) => TS.fmtTime(r.last_ms === undefined ? null : Number(r.last_ms)) },
@@ -108,8 +128,10 @@
       const b = lo + ((hi - lo) * (i + 1)) / 10;
       const fa = String(Number(a.toFixed(3)));
       const fb = String(Number(b.toFixed(3)));
-      bars.push({ label: fa, value: counts.get(i) || 0,
-        title: fa + "–" + fb + ": " + (counts.get(i) || 0) + " scores",
+      // Bins are [a, b), the last one closed on the right ([0.9, 1] holds the 1.0 scores).
+      const last = i === 9;
+      bars.push({ label: fa + "–" + fb, value: counts.get(i) || 0,
+        title: fa + " ≤ score " + (last ? "≤ " : "< ") + fb + ": " + (counts.get(i) || 0) + " scores",
         color: i >= 8 ? "#16a34a" : i >= 5 ? "#ca8a04" : "#dc2626" });
     }
     TS.chart.bars(el, { bars: bars });

@@ -68,23 +68,60 @@
     return ordered;
   };
 
-  function waterfall(spans, selectedId, onSelect) {
+  /** span id → the model-generation step of the step tree on it ({model, usage}). */
+  function modelSteps(stepRoots) {
+    const out = new Map();
+    const walk = (nodes) => {
+      for (const n of nodes || []) {
+        if (n && n.span_id && (n.is_model_call || n.kind === "model_generation") && (n.model || n.usage) && !out.has(n.span_id)) {
+          out.set(n.span_id, n);
+        }
+        if (n) walk(n.children);
+      }
+    };
+    walk(stepRoots);
+    return out;
+  }
+
+  /** Model and token badges of a waterfall row (what the step tree knows about the span). */
+  function modelBadges(step, spanName) {
+    if (!step) return null;
+    const u = step.usage || {};
+    const input = u.input_tokens;
+    const output = u.output_tokens;
+    const tokens = input !== undefined && input !== null
+      ? TS.fmtNum(input) + "→" + TS.fmtNum(output || 0) + " tok" : u.total_tokens ? TS.fmtNum(u.total_tokens) + " tok" : null;
+    const model = step.model || step.response_model;
+    const named = model && spanName && String(spanName).includes(model);
+    return [tokens ? h("span", { class: "wf-badge wf-tokens", title: "input → output tokens" }, tokens) : null,
+      model ? h("span", { class: "wf-badge wf-model" + (named ? " wf-model-named" : ""),
+        title: "model " + model + (step.response_model && step.response_model !== model ? " (answered by " + step.response_model + ")" : "") },
+      model) : null];
+  }
+
+  function waterfall(spans, selectedId, onSelect, steps) {
     const t0 = Math.min(...spans.map((s) => s.start || Infinity));
     const t1 = Math.max(...spans.map((s) => s.end || s.start || 0));
     const total = Math.max(t1 - t0, 0.001);
+    const models = steps || new Map();
     const rows = spans.slice(0, MAX_ROWS).map((s) => {
       const left = (((s.start || t0) - t0) / total) * 100;
       const width = Math.max(((s.duration_ms || 0) / total) * 100, 0.3);
       const err = s.status_code === "ERROR";
+      // The duration label sits inside a wide bar, after a short one, or before a short one that
+      // ends near the right edge (so it never covers its bar).
+      let label;
+      if (width > 20) label = h("span", { class: "wf-dur inside", style: { left: left + "%" } }, TS.fmtDuration(s.duration_ms));
+      else if (left + width <= 85) label = h("span", { class: "wf-dur after", style: { left: left + width + "%" } }, TS.fmtDuration(s.duration_ms));
+      else label = h("span", { class: "wf-dur before", style: { right: 100 - left + "%" } }, TS.fmtDuration(s.duration_ms));
       return h("div", { class: "wf-row" + (s.span_id === selectedId ? " selected" : "") + (err ? " wf-error" : ""),
         dataset: { spanId: s.span_id }, onclick: () => onSelect(s.span_id), title: s.name },
         h("div", { class: "wf-name", style: { paddingLeft: 6 + s.depth * 14 + "px" } },
-          err ? h("span", { class: "err-dot" }, "●") : null, s.name || "(unnamed)"),
+          err ? h("span", { class: "err-dot" }, "●") : null, h("span", { class: "wf-label" }, s.name || "(unnamed)"),
+          modelBadges(models.get(s.span_id), s.name)),
         h("div", { class: "wf-track" },
           h("div", { class: "wf-bar" + (err ? " error" : ""), style: { left: Math.min(left, 99.7) + "%", width: Math.min(width, 100 - left) + "%" } }),
-          width > 20
-            ? h("span", { class: "wf-dur inside", style: { left: left + "%" } }, TS.fmtDuration(s.duration_ms))
-            : h("span", { class: "wf-dur", style: { left: Math.min(left + width, 88) + "%" } }, TS.fmtDuration(s.duration_ms))));
+          label));
     });
     return h("div", { class: "waterfall" },
       h("div", { class: "wf-row wf-head" }, h("div", { class: "wf-name" }, "span"),
@@ -93,13 +130,29 @@
       spans.length > MAX_ROWS ? h("p", { class: "muted" }, "Showing the first " + MAX_ROWS + " of " + spans.length + " spans.") : null);
   }
 
+  const FOLD_CHARS = 300;
+
+  /** One attribute value: a message list as a chat, a long string folded, JSON as JSON. */
+  function attributeValue(raw) {
+    const v = TS.parseJSON(raw);
+    if (looksLikeMessages(v)) return h("div", { class: "attr-chat" }, TS.messagesView(v));
+    if (typeof v === "string" && v.length > FOLD_CHARS) {
+      return h("details", { class: "fold" }, h("summary", {}, v.slice(0, 160) + "… (" + v.length + " characters)"),
+        h("div", { class: "fold-body" }, v));
+    }
+    if (typeof v === "object" && v !== null) {
+      const text = JSON.stringify(v, null, 2);
+      return text.length > FOLD_CHARS * 4
+        ? h("details", { class: "fold" }, h("summary", {}, "JSON, " + text.length + " characters"), TS.jsonView(v))
+        : TS.jsonView(v);
+    }
+    return String(v);
+  }
+
   function kvTable(obj) {
     const keys = Object.keys(obj || {}).sort();
     if (!keys.length) return h("p", { class: "muted" }, "none");
-    return h("table", { class: "kv" }, h("tbody", {}, keys.map((k) => {
-      const v = TS.parseJSON(obj[k]);
-      return h("tr", {}, h("th", {}, k), h("td", {}, typeof v === "object" && v !== null ? TS.jsonView(v) : String(v)));
-    })));
+    return h("table", { class: "kv" }, h("tbody", {}, keys.map((k) => h("tr", {}, h("th", {}, k), h("td", {}, attributeValue(obj[k]))))));
   }
 
   function spanDetails(span, showInput) {
@@ -125,7 +178,7 @@
   }
 
   // ---- scores ------------------------------------------------------------------------------
-  function execution(x) {
+  function execution(x, seenPrompts) {
     const summary = h("span", {},
       h("strong", {}, x.step || "step"), " ",
       h("span", { class: "badge " + (x.status === "success" ? "badge-good" : "badge-bad") }, x.status || "?"), " ",
@@ -136,7 +189,7 @@
         .filter(Boolean).join(" · ")));
     return TS.details(summary, h("div", { class: "execution" },
       x.error_message ? h("div", { class: "error-box" }, (x.error_name ? x.error_name + ": " : "") + x.error_message) : null,
-      h("div", { class: "label" }, "prompt"), TS.jsonView(x.prompt, { tall: true }),
+      h("div", { class: "label" }, "prompt"), promptOnce(x.prompt, seenPrompts),
       h("div", { class: "label" }, "output"), TS.jsonView(x.output),
       x.raw_output ? TS.details("raw output", TS.jsonView(x.raw_output)) : null,
       h("div", { class: "muted" }, [
@@ -146,9 +199,19 @@
         x.judge_provider ? "provider " + x.judge_provider : null].filter(Boolean).join(" · "))));
   }
 
+  /** A prompt shown in full the first time it appears in a score card, then as a back-reference. */
+  function promptOnce(prompt, seen) {
+    const text = typeof prompt === "string" ? prompt : JSON.stringify(prompt);
+    if (seen && text && seen.has(text)) return h("p", { class: "muted small same-prompt" }, "the same prompt as " + seen.get(text));
+    if (seen && text) seen.set(text, "above");
+    return TS.jsonView(prompt, { tall: true });
+  }
+
   function scoreCard(s, executions, selectSpan) {
     const prompts = ["preprocess_prompt", "analyze_prompt", "generate_score_prompt", "generate_reason_prompt"]
       .filter((k) => s[k]);
+    const seenPrompts = new Map();
+    const judged = executions.length || Number(s.judge_input_tokens || 0) || Number(s.judge_output_tokens || 0) || Number(s.judge_cost || 0);
     const steps = ["preprocess_step_result", "analyze_step_result"].filter((k) => s[k] !== null && s[k] !== undefined);
     return h("div", { class: "score-card", dataset: { scorer: s.scorer_id } },
       h("div", { class: "score-head" },
@@ -160,11 +223,13 @@
         s.span_id ? h("a", { href: "#", class: "mono small", onclick: (ev) => { ev.preventDefault(); selectSpan(s.span_id); } }, " span " + TS.shortId(s.span_id)) : null),
       s.reason ? h("div", { class: "reason" }, s.reason) : s.error ? null : h("div", { class: "muted" }, "No reason recorded."),
       s.error ? h("div", { class: "error-box" }, TS.errorText(s.error)) : null,
-      h("div", { class: "muted small" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
-        TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)),
+      judged ? h("div", { class: "muted small judge-line" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
+        TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)) : null,
       steps.length ? TS.details("Step results", steps.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_step_result", "")), TS.jsonView(s[k])))) : null,
-      prompts.length ? TS.details("Prompts", prompts.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_prompt", "")), TS.jsonView(s[k], { tall: true })))) : null,
-      executions.length ? h("div", { class: "executions" }, h("h4", {}, "Judge executions (" + executions.length + ")"), executions.map(execution)) : null);
+      prompts.length ? TS.details("Prompts", prompts.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_prompt", "")),
+        promptOnce(s[k], seenPrompts)))) : null,
+      executions.length ? h("div", { class: "executions" }, h("h4", {}, "Judge executions (" + executions.length + ")"),
+        executions.map((x) => execution(x, seenPrompts))) : null);
   }
 
   // ---- scorer input and steps ----------------------------------------------------------------
@@ -217,6 +282,24 @@
   const STEP_HEAD = new Set(["kind", "name", "children", "span_id", "model", "status", "error", "usage", "duration_ms",
     "tool_args", "tool_result", "input_messages", "output_messages", "input", "output"]);
 
+  /** A tool step's result, or where it is: a child step's output (frameworks that put the
+   * execution in a nested span), else a plain "no result recorded" instead of "null". */
+  function toolResultView(n) {
+    if (n.tool_result !== undefined && n.tool_result !== null) return TS.jsonView(n.tool_result);
+    const found = [];
+    const walk = (nodes) => {
+      for (const c of nodes || []) {
+        if (found.length) return;
+        if (c.tool_result !== undefined && c.tool_result !== null) found.push(c.tool_result);
+        else if (c.output !== undefined && c.output !== null) found.push(c.output);
+        else walk(c.children);
+      }
+    };
+    walk(n.children);
+    if (found.length) return h("div", {}, h("p", { class: "muted small" }, "from a nested step:"), TS.jsonView(found[0]));
+    return h("p", { class: "muted small no-result" }, "no result recorded on this span");
+  }
+
   function stepTreeView(nodes, nested) {
     if (!nodes || !nodes.length) return h("p", { class: "muted" }, "no steps");
     return h("ul", { class: "tree" + (nested ? "" : " tree-root") }, nodes.map((n) => {
@@ -230,8 +313,9 @@
       const sections = [];
       if (n.tool_args !== undefined || n.tool_result !== undefined) {
         sections.push(h("div", { class: "tool-io" },
-          h("div", {}, h("div", { class: "label" }, "tool args"), TS.jsonView(n.tool_args === undefined ? null : n.tool_args)),
-          h("div", {}, h("div", { class: "label" }, "tool result"), TS.jsonView(n.tool_result === undefined ? null : n.tool_result))));
+          h("div", {}, h("div", { class: "label" }, "tool args"),
+            n.tool_args === undefined || n.tool_args === null ? h("p", { class: "muted small" }, "no arguments recorded") : TS.jsonView(n.tool_args)),
+          h("div", {}, h("div", { class: "label" }, "tool result"), toolResultView(n))));
       }
       if (hasMessages) {
         sections.push(h("div", { class: "io-grid" },
@@ -257,7 +341,7 @@
     const traceId = route.path[1];
     const ui = { tab: route.query.get("tab") || "timeline", span: route.query.get("span") || null, inputSpan: route.query.get("input_span") || null };
     const enc = encodeURIComponent(traceId);
-    const [tree, scores, executions, decisions] = await Promise.all([
+    const [tree, scores, executions, decisions, stepData] = await Promise.all([
       TS.api.get("api/traces/" + enc),
       TS.api.rows("SELECT score_id, scorer_id, scorer_name, scorer_version, span_id, source, status, score, reason, " +
         "epoch_ms(created_at) AS created_ms, duration_ms, error, judge_input_tokens, judge_output_tokens, judge_cost, " +
@@ -270,7 +354,13 @@
         "created_at LIMIT 2000", [traceId]),
       TS.api.rows("SELECT scorer_id, scorer_version, span_id, decision, attempts, last_error, epoch_ms(updated_at) AS updated_ms " +
         "FROM scoring_decisions WHERE trace_id = ? ORDER BY scorer_id LIMIT 1000", [traceId]),
+      TS.api.get("api/traces/" + enc + "/steps").catch((err) => {
+        console.warn("tracescore dashboard: no step tree for the waterfall badges:", err.message);
+        return null;
+      }),
     ]);
+    const stepRoots = stepData ? (Array.isArray(stepData) ? stepData : stepData.steps || []) : [];
+    const models = modelSteps(stepRoots);
     const spans = TS.normalizeSpans(tree);
     if (!spans.length) {
       root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "Trace not found"), h("p", {}, "No spans stored for " + traceId + ".")));
@@ -313,7 +403,7 @@
       { id: "timeline", label: "Timeline", render: (el) => {
         const selected = byId.get(ui.span) || rootSpan;
         el.appendChild(h("div", { class: "split" },
-          waterfall(spans, selected.span_id, (id) => { ui.span = id; show(); }),
+          waterfall(spans, selected.span_id, (id) => { ui.span = id; show(); }, models),
           spanDetails(selected, showInput)));
       } },
       { id: "scores", label: "Scores (" + scores.length + ")", render: (el) => {
@@ -332,7 +422,7 @@
       } },
       { id: "steps", label: "Step tree", render: (el) => {
         TS.fill(el, async () => {
-          const data = await TS.api.get("api/traces/" + enc + "/steps");
+          const data = stepData || await TS.api.get("api/traces/" + enc + "/steps");
           const nodes = Array.isArray(data) ? data : data.steps || data.roots || (data.root ? [data.root] : []);
           return h("div", { id: "step-tree" }, h("p", { class: "muted" }, "The normalized steps every scorer input is built from (Mastra's span kinds)."), stepTreeView(nodes));
         });

@@ -107,7 +107,7 @@
       totals.set(key, cur);
     }
     const pts = [...totals.entries()];
-    const pct = (v) => v.toFixed(0) + "%";
+    const pct = (v) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)))) + "%";
     TS.chart.timeseries(ratesEl, TS.windowOpts({ yMin: 0, yFormat: pct, series: [
       { name: "failed", color: "#dc2626", points: pts.map(([t, c]) => [t, (100 * c.failed) / c.runs]) },
       { name: "not scorable", color: "#ca8a04", points: pts.map(([t, c]) => [t, (100 * c.not_scorable) / c.runs]) },
@@ -157,7 +157,7 @@
   TS.pages.overview = async function overview(root) {
     root.appendChild(h("h1", {}, "Overview"));
     if (!(await hasSpans())) {
-      root.appendChild(TS.panel(null, TS.exporterHelp()));
+      root.appendChild(TS.panel(null, TS.exporterHelp(await TS.serverInfo())));
       return;
     }
     await TS.resolveWindow();
@@ -171,8 +171,8 @@
       TS.panel("Spans received", spansEl),
       TS.panel("Average score by scorer", avgEl),
       TS.panel("Failed and not-scorable runs (% of scorer runs)", ratesEl, tableEl),
-      TS.panel("Judge tokens per day", tokensEl),
-      TS.panel("Judge cost per day", costEl),
+      TS.panel("Judge tokens per day (UTC days)", tokensEl),
+      TS.panel("Judge cost per day (UTC days)", costEl),
       TS.panel("Time to score (root span end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),

@@ -99,42 +99,78 @@
     return JSON.stringify(m, null, 2);
   }
 
-  function toolInvocation(t) {
+  /** One tool call or result. `ctx` knows the names of calls by id and which ids have a result
+   * elsewhere in the conversation, so a result part names its tool and a call whose result
+   * comes in a later message says so instead of showing "null". */
+  function toolInvocation(t, ctx) {
     const state = t.state || (t.result !== undefined && t.result !== null ? "result" : "call");
+    const id = t.tool_call_id || t.toolCallId;
+    // Mastra's exporter sends "[tool-result: NAME]" in place of a result it did not record.
+    const placeholder = typeof t.result === "string" ? /^\[tool-result: ([^\]]+)\]$/.exec(t.result.trim()) : null;
+    const name = t.tool_name || t.toolName || (id && ctx.names.get(id)) || (placeholder && placeholder[1]) || null;
+    const isResult = state === "result" || state === "output-error";
+    const hasArgs = t.args !== undefined && t.args !== null;
+    const hasResult = t.result !== undefined && t.result !== null && !placeholder;
+    let result;
+    if (placeholder) result = h("p", { class: "muted small no-result" }, "not recorded in this span (the exporter sent a placeholder)");
+    else if (hasResult) result = TS.jsonView(t.result);
+    else if (id && ctx.resultIds.has(id) && !isResult) result = h("p", { class: "muted small" }, "in a later message");
+    else result = h("p", { class: "muted small no-result" }, "no result recorded");
     return h("div", { class: "tool-inv" + (state === "output-error" ? " tool-error" : "") },
-      h("div", { class: "tool-head" }, h("span", { class: "kind kind-tool_call" }, "tool"),
-        h("strong", {}, t.tool_name || t.toolName || "?"), h("span", { class: "muted" }, " " + state),
-        t.tool_call_id ? h("span", { class: "muted mono" }, " " + t.tool_call_id) : null),
+      h("div", { class: "tool-head" }, h("span", { class: "kind kind-tool_call" }, isResult && !hasArgs ? "tool result" : "tool"),
+        h("strong", {}, name || (id ? "call " + id : "(tool not named in the trace)")), h("span", { class: "muted" }, " " + state),
+        id ? h("span", { class: "muted mono" }, " " + id) : null),
       h("div", { class: "tool-io" },
-        h("div", {}, h("div", { class: "label" }, "args"), TS.jsonView(t.args)),
-        h("div", {}, h("div", { class: "label" }, "result"), TS.jsonView(t.result === undefined ? null : t.result))));
+        isResult && !hasArgs ? null : h("div", {}, h("div", { class: "label" }, "args"), hasArgs ? TS.jsonView(t.args) : h("p", { class: "muted small" }, "none recorded")),
+        h("div", {}, h("div", { class: "label" }, "result"), result)));
+  }
+
+  function toolParts(m) {
+    let tools = (m && (m.tool_invocations || m.toolInvocations)) || [];
+    if (!tools.length && m && Array.isArray(m.parts)) {
+      // Step-tree and OTel GenAI messages: tool calls and results are typed parts.
+      tools = m.parts.filter((p) => p && ["tool_call", "tool_result", "tool_call_response"].includes(p.type)).map((p) => ({
+        tool_call_id: p.id, tool_name: p.name, args: p.args !== undefined ? p.args : p.arguments,
+        result: p.result !== undefined ? p.result : p.response,
+        state: p.type === "tool_call" ? "call" : p.is_error ? "output-error" : "result" }));
+    }
+    return tools;
   }
 
   /** Messages (tracescore.model.Message or loose {role, content}) as a conversation. */
   TS.messagesView = function messagesView(messages) {
     const list = Array.isArray(messages) ? messages : messages ? [messages] : [];
     if (!list.length) return h("p", { class: "muted" }, "none");
+    const ctx = { names: new Map(), resultIds: new Set() };
+    for (const m of list) {
+      for (const t of toolParts(m)) {
+        const id = t.tool_call_id || t.toolCallId;
+        if (!id) continue;
+        if (t.tool_name || t.toolName) ctx.names.set(id, t.tool_name || t.toolName);
+        if (t.state !== "call" && t.result !== undefined && t.result !== null) ctx.resultIds.add(id);
+      }
+    }
     return h("div", { class: "messages" }, list.map((m) => {
       const role = (m && m.role) || "message";
-      let tools = (m && (m.tool_invocations || m.toolInvocations)) || [];
-      if (!tools.length && m && Array.isArray(m.parts)) {
-        // Step-tree messages: tool calls and results are typed parts.
-        tools = m.parts.filter((p) => p && (p.type === "tool_call" || p.type === "tool_result")).map((p) => ({
-          tool_call_id: p.id, tool_name: p.name, args: p.args, result: p.result,
-          state: p.type === "tool_call" ? "call" : p.is_error ? "output-error" : "result" }));
-      }
       const text = messageText(m);
       return h("div", { class: "message role-" + role },
         h("div", { class: "role" }, role),
         text ? h("div", { class: "message-text" }, text) : null,
-        tools.map(toolInvocation));
+        toolParts(m).map((t) => toolInvocation(t, ctx)));
     }));
   };
 
   // ---- empty states ------------------------------------------------------------------------
-  TS.exporterHelp = function exporterHelp() {
+  /** The server's listeners (GET api/dashboard/info); {} when it cannot be read. */
+  TS.serverInfo = function serverInfo() {
+    return TS.api.get("api/dashboard/info").catch(() => ({}));
+  };
+
+  /** How to send traces here; `info` (TS.serverInfo()) gives the real gRPC port. */
+  TS.exporterHelp = function exporterHelp(info) {
     const origin = window.location.origin;
-    const grpc = origin.replace(/:\d+$/, "") + ":4317";
+    const grpcPort = info && info.grpc_port;
+    const grpc = grpcPort ? origin.replace(/^https?:/, "http:").replace(/:\d+$/, "") + ":" + grpcPort : null;
     const code = [
       "export OTEL_EXPORTER_OTLP_ENDPOINT=" + origin,
       "export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
@@ -148,8 +184,10 @@
       h("h3", {}, "No traces yet"),
       h("p", {}, "Point your agent's OpenTelemetry exporter at this server and run it once. Any OTel SDK reads these variables:"),
       h("pre", { class: "code" }, code),
-      h("p", {}, "OTLP/HTTP goes to ", h("code", {}, origin + "/v1/traces"), " (protobuf or JSON); OTLP/gRPC to ",
-        h("code", {}, grpc), " (", h("code", {}, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"), ")."),
+      h("p", {}, "OTLP/HTTP goes to ", h("code", {}, origin + "/v1/traces"), " (protobuf or JSON)",
+        grpc ? ["; OTLP/gRPC to ", h("code", { class: "grpc-endpoint" }, grpc), " (",
+          h("code", {}, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"), ")."]
+          : ". This server does not serve OTLP/gRPC (started with --no-grpc)."),
       h("p", {}, "Or send a few sample agent traces now: ", h("code", {}, "tracescore demo --url " + origin),
         ". Instrumentation recipes (OpenInference, OpenAI, Mastra, Vercel AI SDK) are in ",
         h("code", {}, "collectors/README.md"), "."),

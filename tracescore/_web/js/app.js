@@ -83,6 +83,12 @@
       TS.setFilter("range", range.value);
       render();
     });
+    const tz = document.getElementById("tz-select");
+    tz.value = TS.state.tz;
+    tz.addEventListener("change", () => {
+      TS.setFilter("tz", tz.value);
+      render();
+    });
     document.getElementById("refresh-button").addEventListener("click", render);
     document.getElementById("auth-bar").addEventListener("submit", (ev) => {
       ev.preventDefault();

@@ -143,6 +143,8 @@
   TS.state = {
     project: localStorage.getItem("tracescore.project") || "",
     range: RANGES[localStorage.getItem("tracescore.range")] ? localStorage.getItem("tracescore.range") : "24h",
+    // Times are shown in UTC (as the CLI and SQL show them) or in the browser's zone.
+    tz: localStorage.getItem("tracescore.tz") === "local" ? "local" : "utc",
   };
 
   TS.setFilter = function setFilter(name, value) {
@@ -160,21 +162,32 @@
   const BUCKETS = [["1 minute", 60e3], ["5 minutes", 300e3], ["15 minutes", 900e3], ["1 hour", 3600e3],
     ["6 hours", 6 * 3600e3], ["1 day", 86400e3], ["7 days", 7 * 86400e3]];
 
-  /** The charts' time window {start, end, bucket, bucketMs} for the selected range. For "all
-   * time" it is fitted to the data (first and last span or score), with at most ~60 buckets. */
+  /** The charts' time window {start, end, bucket, bucketMs} for the selected range, fitted to
+   * the data in it (first and last span or score), with at most ~60 buckets: fresh data in the
+   * 24-hour range fills the chart in minute buckets instead of one bar at the right edge. A
+   * fixed range never grows past its own span or its default bucket. */
   TS.resolveWindow = async function resolveWindow() {
     const range = RANGES[TS.state.range];
-    if (range.ms !== null) {
-      const end = Date.now();
-      TS.window = { start: end - range.ms, end: end, bucket: range.bucket, bucketMs: range.bucketMs };
-      return TS.window;
-    }
+    const since = TS.sinceParam();
     const rows = await TS.api.rows(
       "SELECT least(s.lo, c.lo) AS lo, greatest(s.hi, c.hi) AS hi FROM " +
-      "(SELECT epoch_ms(CAST(min(start_time) AS TIMESTAMP)) AS lo, epoch_ms(CAST(max(start_time) AS TIMESTAMP)) AS hi FROM spans) AS s, " +
-      "(SELECT epoch_ms(min(created_at)) AS lo, epoch_ms(max(created_at)) AS hi FROM scores) AS c");
-    const lo = rows.length && rows[0].lo !== null ? Number(rows[0].lo) : Date.now() - 86400e3;
-    const hi = rows.length && rows[0].hi !== null ? Number(rows[0].hi) : Date.now();
+      "(SELECT epoch_ms(CAST(min(start_time) AS TIMESTAMP)) AS lo, epoch_ms(CAST(max(start_time) AS TIMESTAMP)) AS hi " +
+      "FROM spans WHERE start_time >= CAST(? AS TIMESTAMP)) AS s, " +
+      "(SELECT epoch_ms(min(created_at)) AS lo, epoch_ms(max(created_at)) AS hi FROM scores " +
+      "WHERE created_at >= CAST(? AS TIMESTAMP)) AS c", [since, since]);
+    const found = rows.length && rows[0].lo !== null;
+    const now = Date.now();
+    if (range.ms !== null) {
+      const rangeStart = now - range.ms;
+      const lo = found ? Math.max(Number(rows[0].lo), rangeStart) : rangeStart;
+      const pick = BUCKETS.find(([, ms]) => ms <= range.bucketMs && (now - lo) / ms <= 60) ||
+        [range.bucket, range.bucketMs];
+      const start = Math.max(rangeStart, Math.floor(lo / pick[1]) * pick[1]);
+      TS.window = { start: start, end: now, bucket: pick[0], bucketMs: pick[1] };
+      return TS.window;
+    }
+    const lo = found ? Number(rows[0].lo) : now - 86400e3;
+    const hi = found && rows[0].hi !== null ? Number(rows[0].hi) : now;
     const pick = BUCKETS.find(([, ms]) => (hi - lo) / ms <= 60) || BUCKETS[BUCKETS.length - 1];
     const start = Math.floor(lo / pick[1]) * pick[1];
     TS.window = { start: start, end: Math.floor(hi / pick[1]) * pick[1] + pick[1], bucket: pick[0], bucketMs: pick[1] };
@@ -223,12 +236,37 @@
     return isNaN(d.getTime()) ? null : d;
   };
 
+  /** The parts of a time (ms since the epoch) in the chosen zone (UTC or the browser's). */
+  TS.zoned = function zoned(ms) {
+    const d = new Date(ms);
+    if (TS.state.tz === "local") {
+      return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hours: d.getHours(),
+        minutes: d.getMinutes(), seconds: d.getSeconds() };
+    }
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hours: d.getUTCHours(),
+      minutes: d.getUTCMinutes(), seconds: d.getUTCSeconds() };
+  };
+
+  /** The chosen zone's label: "UTC", or the browser's zone ("local (Europe/Paris)"). */
+  TS.zoneName = function zoneName() {
+    if (TS.state.tz !== "local") return "UTC";
+    let name = "";
+    try {
+      name = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+    } catch (e) {
+      name = "";
+    }
+    return name ? "local (" + name + ")" : "local";
+  };
+
+  /** A time as "2026-12-01 09:30:00 UTC" (or the local zone's time, marked "local"). */
   TS.fmtTime = function fmtTime(value) {
     const d = TS.toDate(value);
     if (!d) return "—";
+    const z = TS.zoned(d.getTime());
     return (
-      d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " +
-      pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds())
+      z.year + "-" + pad(z.month) + "-" + pad(z.day) + " " +
+      pad(z.hours) + ":" + pad(z.minutes) + ":" + pad(z.seconds) + (TS.state.tz === "local" ? " local" : " UTC")
     );
   };
 

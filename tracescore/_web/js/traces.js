@@ -141,7 +141,7 @@
       listEl.appendChild(Number(any[0].n) ? h("div", { class: "empty-state" },
         h("h3", {}, "No traces match"),
         h("p", {}, "Nothing in the selected time range and project matches these filters. Widen the range at the top or clear the filters."))
-        : TS.exporterHelp());
+        : TS.exporterHelp(await TS.serverInfo()));
       return;
     }
     const extra = await enrich(shown);
