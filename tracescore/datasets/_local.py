@@ -6,7 +6,6 @@ writer thread, so two changes never make the same version.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -39,17 +38,10 @@ def _head(conn: Any, name: str, project: str) -> tuple[str, int]:
 
 
 def _insert_items(conn: Any, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
-    from tracescore.store import rows_table
+    if rows:
+        from tracescore.store import insert_arrow, rows_table
 
-    view = f"__dataset_items_{uuid.uuid4().hex}"
-    conn.register(view, rows_table("dataset_items", rows))
-    try:
-        conn.execute(f"INSERT INTO dataset_items SELECT * FROM {view}")
-    finally:
-        with contextlib.suppress(Exception):  # refused in an aborted transaction
-            conn.unregister(view)
+        insert_arrow(conn, "dataset_items", rows_table("dataset_items", rows))
 
 
 def create(store: Any, name: str, *, description: str | None, items: Iterable[Any],

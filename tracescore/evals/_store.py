@@ -69,20 +69,19 @@ class ScoreSink:
                 f"or a Store; got {type(store).__name__}"
             )
 
+    async def _post(self, path: str, body: dict[str, Any]) -> None:
+        response = await self._client.post(f"{self._url}{path}", json=_json(body))
+        if response.status_code >= 400:
+            raise RuntimeError(
+                f"POST {self._url}{path} answered {response.status_code}: {response.text[:300]}"
+            )
+
     async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]]) -> None:
         """Write one item's rows (one transaction, or one POST)."""
         if not scores:
             return
         if self._client is not None:
-            response = await self._client.post(
-                f"{self._url}/api/scores",
-                json={"scores": _json(scores), "judge_executions": _json(executions)},
-            )
-            if response.status_code >= 400:
-                raise RuntimeError(
-                    f"POST {self._url}/api/scores answered {response.status_code}: "
-                    f"{response.text[:300]}"
-                )
+            await self._post("/api/scores", {"scores": scores, "judge_executions": executions})
             return
         await self._store.write_scores(scores, executions)
 
@@ -90,15 +89,7 @@ class ScoreSink:
                                results: list[dict[str, Any]]) -> None:
         """Write an experiment's row (replacing it) and append its result rows."""
         if self._client is not None:
-            response = await self._client.post(
-                f"{self._url}/api/experiments",
-                json={"experiment": _json(experiment), "results": _json(results)},
-            )
-            if response.status_code >= 400:
-                raise RuntimeError(
-                    f"POST {self._url}/api/experiments answered {response.status_code}: "
-                    f"{response.text[:300]}"
-                )
+            await self._post("/api/experiments", {"experiment": experiment, "results": results})
             return
         from tracescore.store import experiment_writer
 

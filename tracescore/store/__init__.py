@@ -20,7 +20,7 @@ from ._errors import (
     StoreError,
     WriteQueueFull,
 )
-from ._experiment_rows import experiment_writer
+from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
 from ._opened import opened_store
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
@@ -47,6 +47,7 @@ __all__ = [
     "check_sql",
     "column_names",
     "experiment_writer",
+    "insert_arrow",
     "json_safe",
     "opened_store",
     "rows_table",

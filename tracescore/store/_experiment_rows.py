@@ -1,5 +1,6 @@
-"""Writing an experiment: its ``experiments`` row (replaced as the run progresses) and its
-``experiment_results`` rows (appended), in one transaction through Arrow."""
+"""Arrow inserts inside a writer transaction, and writing an experiment: its ``experiments``
+row (replaced as the run progresses) and its ``experiment_results`` rows (appended), in one
+transaction."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ from typing import Any
 
 from ._arrow import rows_table
 from ._writer import unregister_quietly
+
+
+def insert_arrow(conn: Any, table: str, data: Any, verb: str = "INSERT") -> None:
+    """``{verb} INTO table SELECT * FROM`` an Arrow table, inside the caller's transaction (a
+    ``Store.write`` function); the Arrow view is dropped afterwards."""
+    view = f"__tracescore_{table}_{uuid.uuid4().hex}"
+    conn.register(view, data)
+    try:
+        conn.execute(f"{verb} INTO {table} SELECT * FROM {view}")
+    finally:
+        unregister_quietly(conn, view)
 
 
 def experiment_writer(
@@ -21,18 +33,11 @@ def experiment_writer(
     body = rows_table("experiment_results", list(results)) if results else None
 
     def write(conn: Any) -> None:
-        for table, data, verb in (("experiments", head, "INSERT OR REPLACE"),
-                                  ("experiment_results", body, "INSERT")):
-            if data is None:
-                continue
-            view = f"__tracescore_{table}_{uuid.uuid4().hex}"
-            conn.register(view, data)
-            try:
-                conn.execute(f"{verb} INTO {table} SELECT * FROM {view}")
-            finally:
-                unregister_quietly(conn, view)
+        insert_arrow(conn, "experiments", head, "INSERT OR REPLACE")
+        if body is not None:
+            insert_arrow(conn, "experiment_results", body)
 
     return write
 
 
-__all__ = ["experiment_writer"]
+__all__ = ["experiment_writer", "insert_arrow"]
