@@ -57,10 +57,14 @@ FAILED_MESSAGE = "judge returned no JSON object after 2 attempts"
 
 
 def replay_fixtures(server: ServerProcess) -> int:
-    """POST every captured payload to /v1/traces exactly as it was received; the span count."""
+    """POST every shared captured payload to /v1/traces exactly as it was received; the span
+    count. The issue-11 client captures (folders with a CLIENT.json) are left out: the pages
+    are tested on the four shared ones."""
     spans = 0
     with server.client() as client:
         for path in sorted(FIXTURES.glob("*/0001-traces.b64")):
+            if (path.parent / "CLIENT.json").exists():
+                continue
             body = base64.b64decode(path.read_text())
             response = client.post(
                 "/v1/traces", content=body, headers={"Content-Type": "application/x-protobuf"}

@@ -157,6 +157,7 @@ def sql_command(
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         columns, rows, truncated = result.columns, result.rows, result.truncated
+        reason = result.truncated_reason
     else:
         import httpx
 
@@ -170,9 +171,11 @@ def sql_command(
             raise _server_error(response)
         answer = response.json()
         columns, rows, truncated = answer["columns"], answer["rows"], answer["truncated"]
+        reason = answer.get("truncated_reason")
     click.echo(format_rows(columns, rows, output_format), nl=False)
     if truncated:
-        click.echo(f"(truncated at {len(rows)} rows)", err=True)
+        click.echo(f"(truncated at {len(rows)} rows: {reason or 'a limit was reached'})",
+                   err=True)
 
 
 def _cell(value: Any) -> str:

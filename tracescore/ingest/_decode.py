@@ -7,6 +7,7 @@ from typing import Any, Literal
 from ._batch import LogBatch, SpanBatch
 from ._errors import UnsupportedContentType
 from ._json import decode_logs_json, decode_traces_json
+from ._limits import MAX_ATTRIBUTE_BYTES
 from ._protobuf import decode_logs_protobuf, decode_traces_protobuf
 
 Signal = Literal["traces", "logs"]
@@ -30,16 +31,22 @@ def encoding_of(content_type: str | None) -> Encoding:
 
 
 def decode_request(
-    body: bytes, *, encoding: Encoding, kind: Signal, project: str | None = None
+    body: bytes,
+    *,
+    encoding: Encoding,
+    kind: Signal,
+    project: str | None = None,
+    max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES,
 ) -> SpanBatch | LogBatch:
     """Decode one (already decompressed) OTLP export body into a span or log batch."""
+    cap = max_attribute_bytes
     if kind == "traces":
         if encoding == "protobuf":
-            return decode_traces_protobuf(body, project=project)
-        return decode_traces_json(body, project=project)
+            return decode_traces_protobuf(body, project=project, max_attribute_bytes=cap)
+        return decode_traces_json(body, project=project, max_attribute_bytes=cap)
     if encoding == "protobuf":
-        return decode_logs_protobuf(body, project=project)
-    return decode_logs_json(body, project=project)
+        return decode_logs_protobuf(body, project=project, max_attribute_bytes=cap)
+    return decode_logs_json(body, project=project, max_attribute_bytes=cap)
 
 
 def span_dicts_from_otlp(

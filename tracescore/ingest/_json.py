@@ -17,7 +17,16 @@ import orjson
 
 from ._batch import LogBatch, SpanBatch
 from ._errors import DecodeError, WrongSignalError
+from ._limits import (
+    MAX_ATTRIBUTE_BYTES,
+    MAX_VALUE_DEPTH,
+    ValueTooDeep,
+    dumps_attributes,
+    dumps_items,
+    time_in_range,
+)
 from ._protobuf import KIND_NAMES, STATUS_NAMES, append_log, resource_fields
+from ._utf8 import load_lenient
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UINT64_MAX = 2**64 - 1
@@ -101,8 +110,9 @@ def _enum(value: Any, names: tuple[str, ...], prefix: str, what: str) -> int:
     return _int(value, what)
 
 
-def any_value_json(value: Any) -> Any:
-    """An OTLP/JSON ``AnyValue`` object as a plain Python value."""
+def any_value_json(value: Any, depth: int = 0) -> Any:
+    """An OTLP/JSON ``AnyValue`` object as a plain Python value (``ValueTooDeep`` past
+    ``MAX_VALUE_DEPTH`` nested arrays / key-value lists, as for protobuf)."""
     if not isinstance(value, dict):
         raise _Invalid("an attribute value must be an AnyValue object")
     for key, item in value.items():
@@ -119,9 +129,17 @@ def any_value_json(value: Any) -> Any:
                 raise _Invalid("boolValue must be true or false")
             return item
         if key in ("arrayValue", "array_value"):
-            return [any_value_json(v) for v in (item or {}).get("values") or []]
+            if depth >= MAX_VALUE_DEPTH:
+                raise ValueTooDeep()
+            if not isinstance(item or {}, dict):
+                raise _Invalid("arrayValue must be an object with values")
+            return [any_value_json(v, depth + 1) for v in (item or {}).get("values") or []]
         if key in ("kvlistValue", "kvlist_value"):
-            return key_values_json((item or {}).get("values"))
+            if depth >= MAX_VALUE_DEPTH:
+                raise ValueTooDeep()
+            if not isinstance(item or {}, dict):
+                raise _Invalid("kvlistValue must be an object with values")
+            return key_values_json((item or {}).get("values"), depth + 1)
         if key in ("bytesValue", "bytes_value"):
             if not isinstance(item, str):
                 raise _Invalid("bytesValue must be base64 text")
@@ -129,7 +147,7 @@ def any_value_json(value: Any) -> Any:
     return None
 
 
-def key_values_json(items: Any) -> dict[str, Any]:
+def key_values_json(items: Any, depth: int = 0) -> dict[str, Any]:
     """A JSON list of ``{"key", "value"}`` objects as a dict."""
     if not items:
         return {}
@@ -140,12 +158,8 @@ def key_values_json(items: Any) -> dict[str, Any]:
         if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
             raise _Invalid("each attribute must be an object with a string key")
         value = kv.get("value")
-        out[kv["key"]] = any_value_json(value) if value is not None else None
+        out[kv["key"]] = any_value_json(value, depth) if value is not None else None
     return out
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode("utf-8")
 
 
 def _load(body: bytes, what: str) -> dict[str, Any]:
@@ -154,9 +168,12 @@ def _load(body: bytes, what: str) -> dict[str, Any]:
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise DecodeError(
-            f"the body is not valid JSON ({exc}); send an OTLP/JSON {what} request"
-        ) from exc
+        # Bad UTF-8 bytes or lone surrogate escapes: U+FFFD in their place, as for protobuf.
+        document = load_lenient(body)
+        if document is None:
+            raise DecodeError(
+                f"the body is not valid JSON ({exc}); send an OTLP/JSON {what} request"
+            ) from exc
     if not isinstance(document, dict):
         raise DecodeError(f"the body must be a JSON object (an OTLP/JSON {what} request)")
     return document
@@ -169,15 +186,17 @@ def _list(obj: dict[str, Any], camel: str, snake: str) -> list[Any]:
     return value
 
 
-def _resource(resource_item: dict[str, Any], project: str | None) -> tuple[str, str | None, str]:
+def _resource(
+    resource_item: dict[str, Any], project: str | None, cap: int
+) -> tuple[str, str | None, str]:
     resource = resource_item.get("resource") or {}
     if not isinstance(resource, dict):
         raise DecodeError("resource must be an object")
     try:
         attributes = key_values_json(resource.get("attributes"))
-    except _Invalid as exc:
+    except (_Invalid, ValueTooDeep) as exc:
         raise DecodeError(f"resource attributes: {exc}") from None
-    return resource_fields(attributes, project)
+    return resource_fields(attributes, project, cap)
 
 
 def _scope(scope_item: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -187,8 +206,11 @@ def _scope(scope_item: dict[str, Any]) -> tuple[str | None, str | None]:
     return scope.get("name") or None, scope.get("version") or None
 
 
-def decode_traces_json(body: bytes, *, project: str | None = None) -> SpanBatch:
-    """Decode an OTLP/JSON ``ExportTraceServiceRequest`` into a span batch."""
+def decode_traces_json(
+    body: bytes, *, project: str | None = None, max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES
+) -> SpanBatch:
+    """Decode an OTLP/JSON ``ExportTraceServiceRequest`` into a span batch (the limits of
+    ``_limits.py`` apply as for protobuf)."""
     document = _load(body, "traces")
     if "resourceLogs" in document or "resource_logs" in document:
         raise WrongSignalError("this is an OTLP logs body (resourceLogs); post it to /v1/logs")
@@ -197,15 +219,17 @@ def decode_traces_json(body: bytes, *, project: str | None = None) -> SpanBatch:
     for resource_item in _list(document, "resourceSpans", "resource_spans"):
         if not isinstance(resource_item, dict):
             raise DecodeError("each resourceSpans item must be an object")
-        res_project, service_name, resource_json = _resource(resource_item, project)
+        res_project, service_name, resource_json = _resource(
+            resource_item, project, max_attribute_bytes
+        )
         for scope_item in _list(resource_item, "scopeSpans", "scope_spans"):
             if not isinstance(scope_item, dict):
                 raise DecodeError("each scopeSpans item must be an object")
             scope_name, scope_version = _scope(scope_item)
             for span in _list(scope_item, "spans", "spans"):
                 try:
-                    row = _span_row(span)
-                except _Invalid as exc:
+                    row = _span_row(span, max_attribute_bytes)
+                except (_Invalid, ValueTooDeep) as exc:
                     name = span.get("name") if isinstance(span, dict) else None
                     batch.reject(f"span {name!r}: {exc}")
                     continue
@@ -219,7 +243,7 @@ def decode_traces_json(body: bytes, *, project: str | None = None) -> SpanBatch:
     return batch
 
 
-def _span_row(span: Any) -> dict[str, Any]:
+def _span_row(span: Any, cap: int) -> dict[str, Any]:
     if not isinstance(span, dict):
         raise _Invalid("a span must be an object")
     trace_id = _id(_get(span, "traceId", "trace_id"), 16, "traceId")
@@ -233,6 +257,8 @@ def _span_row(span: Any) -> dict[str, Any]:
                  unsigned=True)
     end = _int(_get(span, "endTimeUnixNano", "end_time_unix_nano", 0), "endTimeUnixNano",
                unsigned=True) or None
+    if not (time_in_range(start) and time_in_range(end)):
+        raise _Invalid("start/end time is past 2^63-1 ns (year 2262)")
     kind = _enum(span.get("kind"), KIND_NAMES, "SPAN_KIND_", "kind")
     status = span.get("status") or {}
     if not isinstance(status, dict):
@@ -277,13 +303,15 @@ def _span_row(span: Any) -> dict[str, Any]:
         "duration_ms": (end - start) / 1e6 if end is not None else None,
         "status_code": STATUS_NAMES[code] if 0 <= code < 3 else "UNSET",
         "status_message": status.get("message") or None,
-        "attributes": _dumps(key_values_json(span.get("attributes"))),
-        "events": _dumps(events),
-        "links": _dumps(links),
+        "attributes": dumps_attributes(key_values_json(span.get("attributes")), cap),
+        "events": dumps_items(events, cap) if events else "[]",
+        "links": dumps_items(links, cap) if links else "[]",
     }
 
 
-def decode_logs_json(body: bytes, *, project: str | None = None) -> LogBatch:
+def decode_logs_json(
+    body: bytes, *, project: str | None = None, max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES
+) -> LogBatch:
     """Decode an OTLP/JSON ``ExportLogsServiceRequest`` into a log batch."""
     document = _load(body, "logs")
     if "resourceSpans" in document or "resource_spans" in document:
@@ -292,7 +320,9 @@ def decode_logs_json(body: bytes, *, project: str | None = None) -> LogBatch:
     for resource_item in _list(document, "resourceLogs", "resource_logs"):
         if not isinstance(resource_item, dict):
             raise DecodeError("each resourceLogs item must be an object")
-        res_project, service_name, resource_json = _resource(resource_item, project)
+        res_project, service_name, resource_json = _resource(
+            resource_item, project, max_attribute_bytes
+        )
         for scope_item in _list(resource_item, "scopeLogs", "scope_logs"):
             if not isinstance(scope_item, dict):
                 raise DecodeError("each scopeLogs item must be an object")
@@ -300,7 +330,7 @@ def decode_logs_json(body: bytes, *, project: str | None = None) -> LogBatch:
             for record in _list(scope_item, "logRecords", "log_records"):
                 try:
                     fields = _log_fields(record)
-                except _Invalid as exc:
+                except (_Invalid, ValueTooDeep) as exc:
                     batch.reject(f"log record: {exc}")
                     continue
                 append_log(
@@ -311,6 +341,7 @@ def decode_logs_json(body: bytes, *, project: str | None = None) -> LogBatch:
                     scope_version=scope_version,
                     project=res_project,
                     service_name=service_name,
+                    max_attribute_bytes=max_attribute_bytes,
                 )
     return batch
 
@@ -323,16 +354,18 @@ def _log_fields(record: Any) -> dict[str, Any]:
     attributes = key_values_json(record.get("attributes"))
     event_name = _get(record, "eventName", "event_name") or attributes.get("event.name")
     body = record.get("body")
+    time_ns = _int(_get(record, "timeUnixNano", "time_unix_nano", 0), "timeUnixNano",
+                   unsigned=True) or None
+    observed_ns = _int(_get(record, "observedTimeUnixNano", "observed_time_unix_nano", 0),
+                       "observedTimeUnixNano", unsigned=True) or None
+    if not (time_in_range(time_ns) and time_in_range(observed_ns)):
+        raise _Invalid("its time is past 2^63-1 ns (year 2262)")
     severity_text = _get(record, "severityText", "severity_text")
     return {
         "trace_id": trace_id.hex() if any(trace_id) else None,
         "span_id": span_id.hex() if any(span_id) else None,
-        "time_unix_nano": _int(_get(record, "timeUnixNano", "time_unix_nano", 0),
-                               "timeUnixNano", unsigned=True) or None,
-        "observed_time_unix_nano": _int(
-            _get(record, "observedTimeUnixNano", "observed_time_unix_nano", 0),
-            "observedTimeUnixNano", unsigned=True,
-        ) or None,
+        "time_unix_nano": time_ns,
+        "observed_time_unix_nano": observed_ns,
         "severity_number": _severity(_get(record, "severityNumber", "severity_number")),
         "severity_text": str(severity_text) if severity_text else None,
         "event_name": str(event_name) if event_name else None,

@@ -16,6 +16,17 @@ import orjson
 
 from ._batch import LogBatch, SpanBatch
 from ._errors import DecodeError, WrongSignalError
+from ._limits import (
+    BODY_KEY,
+    MAX_ATTRIBUTE_BYTES,
+    MAX_VALUE_DEPTH,
+    TRUNCATED_KEY,
+    ValueTooDeep,
+    cap_value,
+    dumps_attributes,
+    dumps_items,
+    time_in_range,
+)
 
 KIND_NAMES = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_NAMES = ("UNSET", "OK", "ERROR")
@@ -25,8 +36,11 @@ _LOGS_ON_TRACES = "this is an OTLP logs body (ExportLogsServiceRequest); post it
 _TRACES_ON_LOGS = "this is an OTLP traces body (ExportTraceServiceRequest); post it to /v1/traces"
 
 
-def any_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` message as a plain Python value (bytes become base64 text)."""
+def any_value(value: Any, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` message as a plain Python value (bytes become base64 text).
+
+    Raises ``ValueTooDeep`` past ``MAX_VALUE_DEPTH`` nested arrays / key-value lists.
+    """
     kind = value.WhichOneof("value")
     if kind == "string_value":
         return value.string_value
@@ -37,9 +51,13 @@ def any_value(value: Any) -> Any:
     if kind == "bool_value":
         return value.bool_value
     if kind == "array_value":
-        return [any_value(item) for item in value.array_value.values]
+        if depth >= MAX_VALUE_DEPTH:
+            raise ValueTooDeep()
+        return [any_value(item, depth + 1) for item in value.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+        if depth >= MAX_VALUE_DEPTH:
+            raise ValueTooDeep()
+        return {kv.key: any_value(kv.value, depth + 1) for kv in value.kvlist_value.values}
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
     return None
@@ -69,7 +87,7 @@ def _dumps(value: Any) -> str:
 
 
 def resource_fields(
-    attributes: dict[str, Any], project: str | None
+    attributes: dict[str, Any], project: str | None, max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES
 ) -> tuple[str, str | None, str]:
     """(project, service_name, resource_attributes JSON) for one resource."""
     service = attributes.get("service.name")
@@ -77,7 +95,7 @@ def resource_fields(
     if project is None:
         candidate = attributes.get("tracescore.project")
         project = str(candidate) if candidate not in (None, "") else "default"
-    return project, service_name, _dumps(attributes)
+    return project, service_name, dumps_attributes(attributes, max_attribute_bytes)
 
 
 def _parse(message_cls: Any, body: bytes, what: str) -> Any:
@@ -100,12 +118,15 @@ def _parse(message_cls: Any, body: bytes, what: str) -> Any:
     return message
 
 
-def decode_traces_protobuf(body: bytes, *, project: str | None = None) -> SpanBatch:
+def decode_traces_protobuf(
+    body: bytes, *, project: str | None = None, max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES
+) -> SpanBatch:
     """Decode an OTLP/protobuf ``ExportTraceServiceRequest`` into a span batch.
 
     ``project`` (from the request header) overrides the resource attribute
     ``tracescore.project``; without either the project is ``default``. Spans with a missing
-    or malformed id are counted in ``rejected`` and left out.
+    or malformed id, a time past 2^63 − 1 ns or a value nested too deep (``_limits.py``) are
+    counted in ``rejected`` and left out; longer strings than ``max_attribute_bytes`` are cut.
     """
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
@@ -124,9 +145,10 @@ def decode_traces_protobuf(body: bytes, *, project: str | None = None) -> SpanBa
     kind_names, status_names = KIND_NAMES, STATUS_NAMES
     unidentified = 0
 
+    cap = max_attribute_bytes
     for resource_spans in request.resource_spans:
-        resource_attrs = key_values(resource_spans.resource.attributes)
-        res_project, service_name, resource_json = resource_fields(resource_attrs, project)
+        resource_attrs = _resource_attributes(resource_spans.resource.attributes)
+        res_project, service_name, resource_json = resource_fields(resource_attrs, project, cap)
         for scope_spans in resource_spans.scope_spans:
             scope = scope_spans.scope
             scope_name = scope.name or None
@@ -149,6 +171,16 @@ def decode_traces_protobuf(body: bytes, *, project: str | None = None) -> SpanBa
                     continue
                 start = span.start_time_unix_nano
                 end = span.end_time_unix_nano or None
+                if not (time_in_range(start) and time_in_range(end)):
+                    batch.reject(
+                        f"span {span.name!r}: start/end time is past 2^63-1 ns (year 2262)"
+                    )
+                    continue
+                try:
+                    attributes_json, events_json, links_json = _span_json(span, cap)
+                except ValueTooDeep as exc:
+                    batch.reject(f"span {span.name!r}: {exc}")
+                    continue
                 trace_ids.append(trace_id.hex())
                 span_ids.append(span_id.hex())
                 parent_ids.append(parent.hex() if parent else None)
@@ -164,38 +196,10 @@ def decode_traces_protobuf(body: bytes, *, project: str | None = None) -> SpanBa
                 code = status.code
                 status_codes.append(status_names[code] if 0 <= code < 3 else "UNSET")
                 status_messages.append(status.message or None)
-                attributes_col.append(_dumps(key_values(span.attributes)))
+                attributes_col.append(attributes_json)
                 resources_col.append(resource_json)
-                if span.events:
-                    events_col.append(
-                        _dumps(
-                            [
-                                {
-                                    "name": event.name,
-                                    "time_unix_nano": event.time_unix_nano,
-                                    "attributes": key_values(event.attributes),
-                                }
-                                for event in span.events
-                            ]
-                        )
-                    )
-                else:
-                    events_col.append("[]")
-                if span.links:
-                    links_col.append(
-                        _dumps(
-                            [
-                                {
-                                    "trace_id": link.trace_id.hex(),
-                                    "span_id": link.span_id.hex(),
-                                    "attributes": key_values(link.attributes),
-                                }
-                                for link in span.links
-                            ]
-                        )
-                    )
-                else:
-                    links_col.append("[]")
+                events_col.append(events_json)
+                links_col.append(links_json)
                 scope_names.append(scope_name)
                 scope_versions.append(scope_version)
 
@@ -204,12 +208,50 @@ def decode_traces_protobuf(body: bytes, *, project: str | None = None) -> SpanBa
     return batch
 
 
-def decode_logs_protobuf(body: bytes, *, project: str | None = None) -> LogBatch:
+def _span_json(span: Any, cap: int) -> tuple[str, str, str]:
+    """(attributes, events, links) JSON of one span; raises ``ValueTooDeep``."""
+    attributes = dumps_attributes(key_values(span.attributes), cap)
+    events = dumps_items(
+        [
+            {
+                "name": event.name,
+                "time_unix_nano": event.time_unix_nano,
+                "attributes": key_values(event.attributes),
+            }
+            for event in span.events
+        ],
+        cap,
+    ) if span.events else "[]"
+    links = dumps_items(
+        [
+            {
+                "trace_id": link.trace_id.hex(),
+                "span_id": link.span_id.hex(),
+                "attributes": key_values(link.attributes),
+            }
+            for link in span.links
+        ],
+        cap,
+    ) if span.links else "[]"
+    return attributes, events, links
+
+
+def _resource_attributes(items: Any) -> dict[str, Any]:
+    """Resource attributes; a value nested too deep fails the whole request (``DecodeError``)."""
+    try:
+        return key_values(items)
+    except ValueTooDeep as exc:
+        raise DecodeError(f"resource attributes: {exc}") from None
+
+
+def decode_logs_protobuf(
+    body: bytes, *, project: str | None = None, max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES
+) -> LogBatch:
     """Decode an OTLP/protobuf ``ExportLogsServiceRequest`` into a log batch.
 
-    Records without a trace id are kept (trace_id NULL); records whose ids have the wrong length
-    are rejected. ``event_name`` is the record's ``event_name``, else its ``event.name``
-    attribute.
+    Records without a trace id are kept (trace_id NULL); records whose ids have the wrong
+    length, a time past 2^63 − 1 ns or a value nested too deep are rejected. ``event_name`` is
+    the record's ``event_name``, else its ``event.name`` attribute.
     """
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
         ExportLogsServiceRequest,
@@ -217,9 +259,10 @@ def decode_logs_protobuf(body: bytes, *, project: str | None = None) -> LogBatch
 
     request = _parse(ExportLogsServiceRequest, body, "logs")
     batch = LogBatch.empty()
+    cap = max_attribute_bytes
     for resource_logs in request.resource_logs:
-        resource_attrs = key_values(resource_logs.resource.attributes)
-        res_project, service_name, resource_json = resource_fields(resource_attrs, project)
+        resource_attrs = _resource_attributes(resource_logs.resource.attributes)
+        res_project, service_name, resource_json = resource_fields(resource_attrs, project, cap)
         for scope_logs in resource_logs.scope_logs:
             scope = scope_logs.scope
             for record in scope_logs.log_records:
@@ -231,7 +274,18 @@ def decode_logs_protobuf(body: bytes, *, project: str | None = None) -> LogBatch
                         f"(got {len(trace_id)}, {len(span_id)})"
                     )
                     continue
-                attributes = key_values(record.attributes)
+                if not (
+                    time_in_range(record.time_unix_nano)
+                    and time_in_range(record.observed_time_unix_nano)
+                ):
+                    batch.reject("log record: its time is past 2^63-1 ns (year 2262)")
+                    continue
+                try:
+                    attributes = key_values(record.attributes)
+                    body_value = any_value(record.body) if record.HasField("body") else None
+                except ValueTooDeep as exc:
+                    batch.reject(f"log record: {exc}")
+                    continue
                 event_name = getattr(record, "event_name", "") or attributes.get("event.name")
                 append_log(
                     batch,
@@ -242,13 +296,14 @@ def decode_logs_protobuf(body: bytes, *, project: str | None = None) -> LogBatch
                     severity_number=record.severity_number or None,
                     severity_text=record.severity_text or None,
                     event_name=str(event_name) if event_name else None,
-                    body=any_value(record.body) if record.HasField("body") else None,
+                    body=body_value,
                     attributes=attributes,
                     resource_json=resource_json,
                     scope_name=scope.name or None,
                     scope_version=scope.version or None,
                     project=res_project,
                     service_name=service_name,
+                    max_attribute_bytes=cap,
                 )
     if batch.rejected and not len(batch) and _looks_like_traces(body):
         raise WrongSignalError(_TRACES_ON_LOGS)
@@ -272,10 +327,18 @@ def append_log(
     scope_version: str | None,
     project: str,
     service_name: str | None,
+    max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES,
 ) -> None:
-    """Append one log record; ``log_id`` is a digest of its content so a re-sent record dedupes."""
+    """Append one log record; ``log_id`` is a digest of its content so a re-sent record dedupes.
+
+    A body string longer than ``max_attribute_bytes`` is cut, and ``(body)`` is listed in the
+    record's ``tracescore.truncated_attributes``.
+    """
+    body, body_cut = cap_value(body, max_attribute_bytes)
+    if body_cut:
+        attributes = {**attributes, TRUNCATED_KEY: [BODY_KEY]}
     body_json = _dumps(body) if body is not None else None
-    attributes_json = _dumps(attributes)
+    attributes_json = dumps_attributes(attributes, max_attribute_bytes)
     key = orjson.dumps(
         [
             trace_id,

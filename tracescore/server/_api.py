@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 from starlette.background import BackgroundTask
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 
 from ._timeparse import parse_since
 
@@ -57,16 +57,30 @@ def _time(value: str | None, name: str) -> Any:
         raise HTTPException(400, f"{name}: {exc}") from None
 
 
+def sql_answer(store: Any, sql: str, params: Any) -> bytes:
+    """Run the query and serialize its answer (both bounded: ``sql_max_bytes``, the time
+    limit); in a worker thread, so a large answer never holds the event loop."""
+    import orjson
+
+    result = store.query(sql, params)
+    return orjson.dumps(
+        {
+            "columns": result.columns,
+            "rows": result.rows,
+            "truncated": result.truncated,
+            "truncated_reason": result.truncated_reason,
+            "types": result.types,
+        },
+        default=str,
+    )
+
+
 @router.post("/api/sql", tags=["query"])
-async def post_sql(request: Request, body: SqlRequest) -> dict[str, Any]:
-    """Run one read-only statement: ``{"columns", "rows", "truncated", "types"}``."""
-    result = await request.app.state.store.aquery(body.sql, body.params)
-    return {
-        "columns": result.columns,
-        "rows": result.rows,
-        "truncated": result.truncated,
-        "types": result.types,
-    }
+async def post_sql(request: Request, body: SqlRequest) -> Response:
+    """Run one read-only statement: ``{"columns", "rows", "truncated", "truncated_reason",
+    "types"}``."""
+    answer = await asyncio.to_thread(sql_answer, request.app.state.store, body.sql, body.params)
+    return Response(answer, media_type="application/json")
 
 
 @router.get("/api/traces", tags=["query"])
@@ -195,23 +209,33 @@ def export_sql(table: str, since_at: Any) -> tuple[str, list[Any]]:
 
 
 @router.get("/healthz", tags=["health"])
-async def healthz(request: Request) -> dict[str, Any]:
-    """Liveness and the writer's counters."""
+async def healthz(request: Request) -> JSONResponse:
+    """Liveness and the writer's counters; 503 with the reason while the database is
+    unusable (DuckDB invalidated it and the store is reopening it)."""
     state = request.app.state
     stats = state.store.stats()
-    return {
-        "status": "ok",
+    problem = state.store.unavailable
+    body = {
+        "status": "ok" if problem is None else "unavailable",
+        "reason": problem,
         "schema_version": state.store.schema_version,
         "grpc_port": getattr(state, "grpc_port", None),
         "writer": {
             "pending_rows": stats.pending_rows,
+            "pending_bytes": stats.pending_bytes,
             "commits": stats.commits,
+            "reopens": stats.reopens,
+            "split_commits": stats.split_commits,
             "spans_inserted": stats.spans_inserted,
             "logs_inserted": stats.logs_inserted,
             "last_commit_ms": round(stats.last_commit_ms, 3),
         },
         "ingest": state.ingest_stats.as_dict(),
     }
+    headers = {"Retry-After": str(max(1, round(state.settings.retry_after_seconds)))}
+    if problem is None:
+        return JSONResponse(body)
+    return JSONResponse(body, status_code=503, headers=headers)
 
 
 __all__ = ["EXPORT_TIME_COLUMNS", "export_sql", "router", "span_tree"]

@@ -75,7 +75,9 @@ def open_store(settings: Settings) -> Any:
         settings.db,
         sql_row_limit=settings.sql_row_limit,
         sql_timeout_s=settings.sql_timeout_seconds,
+        sql_max_bytes=settings.sql_max_bytes,
         max_pending_rows=settings.max_pending_spans,
+        max_pending_bytes=settings.max_pending_bytes,
         retry_after_s=settings.retry_after_seconds,
         memory_limit=settings.duckdb_memory_limit or None,
     )
@@ -92,7 +94,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state.store = store
     from tracescore.ingest import DecodePool
 
-    state.decode_pool = DecodePool(state.settings.decode_workers)
+    state.decode_pool = DecodePool(
+        state.settings.decode_workers, max_attribute_bytes=state.settings.max_attribute_bytes
+    )
     state.decode_pool.start()
     try:
         if state.settings.grpc:

@@ -18,13 +18,14 @@ class IngestStats:
 
     requests: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(transport, outcome) → requests. transport: http|grpc; outcome: ok, partial,
-    bad_request, too_large, unsupported, unauthorized, queue_full, error."""
+    bad_request, too_large, unsupported, unauthorized, queue_full, unavailable, error."""
     spans_received: Counter[str] = field(default_factory=Counter)
     """project → spans accepted (committed) by the receivers."""
     logs_received: Counter[str] = field(default_factory=Counter)
     """project → log records accepted (committed)."""
     rejected: Counter[str] = field(default_factory=Counter)
-    """reason → spans or records rejected (invalid_id, decode_error, too_large, queue_full)."""
+    """reason → spans or records rejected (invalid_id, decode_error, too_large, queue_full,
+    unavailable)."""
 
     def count_rows(self, kind: str, projects: Mapping[str, int]) -> None:
         """Add committed rows (rows per project)."""

@@ -28,12 +28,14 @@ async def ingest_export(
 ) -> Any:
     """Decode and commit one export request; return its Export*ServiceResponse message.
 
-    Large trace bodies are decoded in ``pool``'s worker processes when one is given.
-    Raises ``DecodeError`` (bad body), ``WriteQueueFull`` / ``StoreClosed`` (try again later).
+    Large bodies are decoded off the event loop: in ``pool``'s worker processes (traces) or
+    a thread. Raises ``DecodeError`` (bad body), ``BatchTooLarge`` (more rows or bytes than
+    the write queue holds), ``WriteQueueFull`` / ``StoreClosed`` / ``StoreUnavailable`` (try
+    again later).
     """
     batch: Any
-    if kind == "traces" and pool is not None:
-        batch = await pool.decode_traces(body, encoding=encoding, project=project or None)
+    if pool is not None:
+        batch = await pool.decode(body, encoding=encoding, kind=kind, project=project or None)
     else:
         batch = decode_request(body, encoding=encoding, kind=kind, project=project or None)
     if len(batch):

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from tracescore.ingest import DecodeError
-from tracescore.store import StoreClosed, WriteQueueFull
+from tracescore.store import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
 
 from ._otlp_common import Signal, ingest_export, status_bytes
 
@@ -54,6 +54,20 @@ def _handler(kind: Signal, state: Any) -> Any:
             stats.requests["grpc", "bad_request"] += 1
             stats.rejected["decode_error"] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except BatchTooLarge as exc:
+            # not retryable as it is: INVALID_ARGUMENT, so exporters do not resend it
+            stats.requests["grpc", "too_large"] += 1
+            stats.rejected["too_large"] += 1
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except StoreUnavailable as exc:
+            stats.requests["grpc", "unavailable"] += 1
+            stats.rejected["unavailable"] += 1
+            details = status_bytes(14, str(exc), retry_after_s=exc.retry_after_s)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                str(exc),
+                trailing_metadata=(("grpc-status-details-bin", details),),
+            )
         except (WriteQueueFull, StoreClosed) as exc:
             stats.requests["grpc", "queue_full"] += 1
             stats.rejected["queue_full"] += 1

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tracescore.ingest import DecodeError, UnsupportedContentType, encoding_of
-from tracescore.store import StoreClosed, WriteQueueFull
+from tracescore.store import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
 
 from ._body import BodyError, read_body
 from ._otlp_common import Signal, ingest_export, response_json, status_bytes
@@ -89,9 +89,14 @@ def make_endpoint(kind: Signal) -> Any:
             stats.requests["http", "bad_request"] += 1
             stats.rejected["decode_error"] += 1
             return _error(400, str(exc), encoding)
-        except WriteQueueFull as exc:
-            stats.requests["http", "queue_full"] += 1
-            stats.rejected["queue_full"] += 1
+        except BatchTooLarge as exc:
+            stats.requests["http", "too_large"] += 1
+            stats.rejected["too_large"] += 1
+            return _error(413, str(exc), encoding)
+        except (WriteQueueFull, StoreUnavailable) as exc:
+            full = isinstance(exc, WriteQueueFull)
+            stats.requests["http", "queue_full" if full else "unavailable"] += 1
+            stats.rejected["queue_full" if full else "unavailable"] += 1
             return _error(503, str(exc), encoding, retry_after_s=exc.retry_after_s)
         except StoreClosed as exc:
             stats.requests["http", "error"] += 1

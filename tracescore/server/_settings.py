@@ -68,13 +68,21 @@ class Settings(BaseSettings):
     """Row cap of /api/sql."""
     sql_timeout_seconds: float = Field(30.0, gt=0)
     """Time limit of one /api/sql query."""
+    sql_max_bytes: int = Field(32 * 1024 * 1024, gt=0)
+    """Size cap of one /api/sql answer's rows (JSON bytes); "truncated": true beyond."""
     max_pending_spans: int = Field(200_000, gt=0)
-    """Rows that may wait for the writer before exports are refused with 503."""
+    """Rows that may wait for the writer before exports are refused with 503; one request
+    with more is refused with 413."""
+    max_pending_bytes: int = Field(256 * 1024 * 1024, gt=0)
+    """Bytes (estimated text size) that may wait for the writer before exports get 503."""
+    max_attribute_bytes: int = Field(1024 * 1024, ge=1024)
+    """Longest string attribute value / log body stored (UTF-8 bytes); longer ones are cut
+    and listed in the attribute tracescore.truncated_attributes."""
     retry_after_seconds: float = Field(1.0, gt=0)
     """Retry-After sent when the write queue is full."""
     decode_workers: int = Field(0, ge=0, le=64)
     """Processes that decode large OTLP trace bodies (0 = decode in the server process)."""
-    duckdb_memory_limit: str = Field("256MB", pattern=r"^(\d+(\.\d+)?\s*([KMGT]i?B|B))?$")
+    duckdb_memory_limit: str = Field("1GB", pattern=r"^(\d+(\.\d+)?\s*([KMGT]i?B|B))?$")
     """DuckDB's memory limit (cache and query memory; more spills to disk); "" = DuckDB's
     default (80% of RAM)."""
     log_level: str = "info"

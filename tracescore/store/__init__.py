@@ -13,18 +13,21 @@ from ._arrow import (
     to_json_text,
 )
 from ._errors import (
+    BatchTooLarge,
     InvalidRow,
     InvalidSql,
     QueryTimeout,
     StoreClosed,
     StoreError,
+    StoreUnavailable,
     WriteQueueFull,
 )
 from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
 from ._opened import opened_store
+from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
-from ._store import QueryResult, Store
+from ._store import Store
 from ._writer import WriterStats
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPAN_INPUT_COLUMNS",
     "TABLES",
+    "BatchTooLarge",
     "InvalidRow",
     "InvalidSql",
     "QueryResult",
@@ -41,6 +45,7 @@ __all__ = [
     "Store",
     "StoreClosed",
     "StoreError",
+    "StoreUnavailable",
     "WriteQueueFull",
     "WriterStats",
     "arrow_span_table",

@@ -7,6 +7,9 @@
         ├── InvalidSql         user SQL the SQL surface refuses (a write, a file read, …) → 400
         ├── QueryTimeout       user SQL stopped after the time limit → 408
         ├── WriteQueueFull     the writer is behind; retry after ``retry_after_s`` → 503
+        ├── StoreUnavailable   DuckDB invalidated the database (the store is reopening it) or
+        │                      ran out of memory for one write → 503
+        ├── BatchTooLarge      one write holds more rows/bytes than the queue takes → 413
         ├── StoreClosed        the store is not open (or is shutting down) → 503
         └── InvalidRow         a row given to write_scores / write_spans has an unknown column
 """
@@ -36,6 +39,20 @@ class WriteQueueFull(StoreError):
         self.retry_after_s = retry_after_s
 
 
+class StoreUnavailable(StoreError):
+    """DuckDB reported a fatal error (the database is invalidated; the store is reopening the
+    file, replaying the WAL, so nothing acknowledged is lost) or ran out of memory for this
+    write. Retry after ``retry_after_s``."""
+
+    def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class BatchTooLarge(StoreError):
+    """One write holds more rows or bytes than the whole write queue may; send smaller ones."""
+
+
 class StoreClosed(StoreError):
     """The store is closed or closing; nothing more is accepted."""
 
@@ -45,10 +62,12 @@ class InvalidRow(StoreError):
 
 
 __all__ = [
+    "BatchTooLarge",
     "InvalidRow",
     "InvalidSql",
     "QueryTimeout",
     "StoreClosed",
     "StoreError",
+    "StoreUnavailable",
     "WriteQueueFull",
 ]

@@ -4,6 +4,11 @@ The write connection belongs to the writer thread (``_writer.py``); every read t
 cursor. After migrations the database's external access is switched off
 (``enable_external_access=false``): no statement, trusted or not, can then read or write files
 outside the store's export directory, attach databases or load extensions.
+
+When DuckDB invalidates the database (a fatal error, e.g. out of memory during a checkpoint),
+``unavailable`` says why, writes and reads raise ``StoreUnavailable`` (503, retry), and the
+writer reopens the file through ``_reopen`` (DuckDB replays its WAL, so every committed row is
+kept); ``stats().reopens`` counts it.
 """
 
 from __future__ import annotations
@@ -16,16 +21,17 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
 from ._arrow import rows_table
-from ._errors import InvalidSql, QueryTimeout, StoreClosed, StoreError
-from ._guard import check_sql, explain_duckdb_error, json_safe
+from ._errors import StoreClosed, StoreError, StoreUnavailable
+from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
+from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
+from ._sizes import batch_bytes
 from ._writer import Writer, WriterStats, unregister_quietly
 
 log = logging.getLogger(__name__)
@@ -51,16 +57,6 @@ _SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
 _LOG_JSON = ("body", "attributes", "resource_attributes")
 
 
-@dataclass(frozen=True, slots=True)
-class QueryResult:
-    """The answer of ``Store.query``: column names and types, JSON-safe rows, truncation flag."""
-
-    columns: list[str]
-    rows: list[list[Any]]
-    truncated: bool
-    types: list[str]
-
-
 class Store:
     """The tracescore database. ``open()`` it (or use ``with``) before use; ``close()`` drains.
 
@@ -69,8 +65,11 @@ class Store:
         read_only: open without a writer (``tracescore sql --db`` on a stopped server's file).
         sql_row_limit: the default row cap of ``query``.
         sql_timeout_s: the default time limit of ``query``.
+        sql_max_bytes: the default size limit (JSON bytes of the rows) of ``query``.
         max_pending_rows: rows that may wait for the writer before writes get ``WriteQueueFull``.
+        max_pending_bytes: bytes (estimated, ``_sizes.py``) that may wait likewise.
         max_batch_rows: at most this many rows go into one group commit.
+        max_batch_bytes: at most about this many bytes go into one transaction.
         min_batch_rows: a smaller commit first waits up to ``linger_s`` for more rows.
         linger_s: how long a small commit waits for more rows (0 = never).
         retry_after_s: the ``retry_after_s`` of ``WriteQueueFull``.
@@ -86,8 +85,11 @@ class Store:
         read_only: bool = False,
         sql_row_limit: int = 10_000,
         sql_timeout_s: float = 30.0,
+        sql_max_bytes: int = 32 * 1024 * 1024,
         max_pending_rows: int = 200_000,
+        max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_rows: int = 32_768,
+        max_batch_bytes: int = 32 * 1024 * 1024,
         min_batch_rows: int = 8_192,
         linger_s: float = 0.025,
         retry_after_s: float = 1.0,
@@ -99,8 +101,11 @@ class Store:
         self.read_only = read_only
         self.sql_row_limit = sql_row_limit
         self.sql_timeout_s = sql_timeout_s
+        self.sql_max_bytes = sql_max_bytes
         self._max_pending_rows = max_pending_rows
+        self._max_pending_bytes = max_pending_bytes
         self._max_batch_rows = max_batch_rows
+        self._max_batch_bytes = max_batch_bytes
         self._min_batch_rows = min_batch_rows
         self._linger_s = linger_s
         self._retry_after_s = retry_after_s
@@ -115,14 +120,32 @@ class Store:
 
     def open(self) -> Store:
         """Connect, apply migrations, lock down external access, start the writer."""
-        import duckdb
-
         if self._conn is not None:
             return self
         if self.path != ":memory:" and not self.read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if self.read_only and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}; check --db (or start the server)")
+        self._conn = self._connect()
+        if not self.read_only:
+            self._writer = Writer(
+                self._conn,
+                max_pending_rows=self._max_pending_rows,
+                max_batch_rows=self._max_batch_rows,
+                retry_after_s=self._retry_after_s,
+                min_batch_rows=self._min_batch_rows,
+                linger_s=self._linger_s,
+                max_pending_bytes=self._max_pending_bytes,
+                max_batch_bytes=self._max_batch_bytes,
+                reopen=self._reopen if self.path != ":memory:" else None,
+            )
+            self._writer.start()
+        return self
+
+    def _connect(self) -> Any:
+        """A new connection: migrated and locked down (the export directory is reused)."""
+        import duckdb
+
         config: dict[str, Any] = {}
         if self._memory_limit:
             config["memory_limit"] = self._memory_limit
@@ -140,24 +163,52 @@ class Store:
                 version = migrate(conn)
                 log.info("opened %s (schema version %d)", self.path, version)
             if not self._external_access:
-                self._export_dir = tempfile.mkdtemp(prefix="tracescore-export-")
+                if self._export_dir is None:
+                    self._export_dir = tempfile.mkdtemp(prefix="tracescore-export-")
                 conn.execute(f"SET allowed_directories = ['{self._export_dir}/']")
                 conn.execute("SET enable_external_access = false")
         except BaseException:
             conn.close()
             raise
-        self._conn = conn
-        if not self.read_only:
-            self._writer = Writer(
-                conn,
-                max_pending_rows=self._max_pending_rows,
-                max_batch_rows=self._max_batch_rows,
-                retry_after_s=self._retry_after_s,
-                min_batch_rows=self._min_batch_rows,
-                linger_s=self._linger_s,
-            )
-            self._writer.start()
-        return self
+        return conn
+
+    def _reopen(self) -> Any:
+        """Writer thread: close the invalidated connection and open the file again."""
+        old, self._conn = self._conn, None
+        try:
+            old.close()
+        except Exception as exc:  # an invalidated database may refuse; it is dropped anyway
+            log.debug("closing the invalidated connection: %s", exc)
+        reason = (self._writer.unavailable if self._writer else None) or ""
+        if self._memory_limit and for_want_of_memory(reason):
+            # The WAL replays into memory and the next checkpoint needs as much again: with the
+            # same limit the database would be invalidated again at once.
+            self._memory_limit = doubled_memory(self._memory_limit)
+            log.warning("DuckDB ran out of memory; reopening with memory_limit %s (raise "
+                        "duckdb_memory_limit to keep it)", self._memory_limit)
+        self._conn = self._connect()
+        log.warning("reopened %s after a fatal DuckDB error (WAL replayed)", self.path)
+        return self._conn
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the database cannot be used right now (DuckDB invalidated it), else None."""
+        if self._conn is None and self._writer is None:
+            return "the store is not open"
+        return self._writer.unavailable if self._writer else None
+
+    def _check_fatal(self, exc: BaseException) -> None:
+        """Turn a fatal DuckDB error seen by a reader into ``StoreUnavailable`` (and reopen)."""
+        if not is_fatal(exc):
+            return
+        reason = first_line(exc)
+        if self._writer is not None:
+            self._writer.report_fatal(reason)
+        raise StoreUnavailable(
+            f"the database hit a fatal DuckDB error and is being reopened ({reason}); retry "
+            f"in {self._retry_after_s:g} s",
+            retry_after_s=self._retry_after_s,
+        ) from None
 
     def close(self) -> None:
         """Finish queued writes, checkpoint, and close the database."""
@@ -205,7 +256,8 @@ class Store:
             )
         if threading.current_thread() is self._writer.thread:
             raise RuntimeError("cannot wait for the writer from inside a write(fn) function")
-        return self._writer.submit(kind, payload, rows)
+        nbytes = batch_bytes(payload, rows) if kind != "fn" else 0
+        return self._writer.submit(kind, payload, rows, nbytes)
 
     def submit_spans(self, batch: Any) -> Future[None]:
         """Queue a span batch (``SpanBatch``, mapping of columns, or row dicts); see write_spans."""
@@ -276,9 +328,16 @@ class Store:
 
     def cursor(self) -> Any:
         """A new DuckDB cursor for trusted reads on the calling thread (close it after use)."""
-        if self._conn is None:
+        conn = self._conn
+        if conn is None:
+            if self._writer is not None:  # between closing and reopening an invalidated file
+                raise StoreUnavailable("the database is being reopened; retry in a moment")
             raise StoreClosed("the store is not open; call Store(path).open() first")
-        return self._conn.cursor()
+        try:
+            return conn.cursor()
+        except Exception as exc:
+            self._check_fatal(exc)
+            raise
 
     def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[
         dict[str, Any]
@@ -289,6 +348,9 @@ class Store:
             cursor.execute(sql, params)
             names = [d[0] for d in cursor.description or ()]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        except Exception as exc:
+            self._check_fatal(exc)
+            raise
         finally:
             cursor.close()
 
@@ -315,46 +377,29 @@ class Store:
         *,
         row_limit: int | None = None,
         timeout_s: float | None = None,
+        max_bytes: int | None = None,
     ) -> QueryResult:
-        """Run one user statement, read-only, with a row cap and a time limit.
+        """Run one user statement, read-only, bounded in rows, bytes and time (``_query.py``).
 
-        Raises ``InvalidSql`` (not a single read statement, file access, syntax) or
-        ``QueryTimeout``. Values come back JSON-safe.
+        Raises ``InvalidSql`` (not a single read statement, file access, syntax),
+        ``QueryTimeout`` or ``StoreUnavailable``. Values come back JSON-safe.
         """
-        import duckdb
-
-        check_sql(sql)
-        limit = self.sql_row_limit if row_limit is None else row_limit
-        timeout = self.sql_timeout_s if timeout_s is None else timeout_s
         cursor = self.cursor()
-        timer = threading.Timer(timeout, cursor.interrupt)
-        timer.daemon = True
         try:
-            cursor.execute("BEGIN TRANSACTION READ ONLY")
-            timer.start()
-            relation = cursor.sql(sql, params=params)
-            if relation is None:
-                raise InvalidSql("the statement returned no result; send a SELECT")
-            columns = list(relation.columns)
-            types = [str(t) for t in relation.types]
-            fetched = relation.limit(limit + 1).fetchall()
-        except duckdb.InterruptException:
-            raise QueryTimeout(
-                f"the query ran longer than {timeout:g} s and was stopped; narrow it "
-                "(WHERE, LIMIT) or raise sql_timeout_seconds"
-            ) from None
-        except duckdb.Error as exc:
-            raise explain_duckdb_error(exc) from None
+            return run_query(
+                cursor,
+                sql,
+                params,
+                row_limit=self.sql_row_limit if row_limit is None else row_limit,
+                timeout_s=self.sql_timeout_s if timeout_s is None else timeout_s,
+                max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes,
+            )
+        except StoreUnavailable as exc:
+            if self._writer is not None:
+                self._writer.report_fatal(str(exc))
+            raise
         finally:
-            timer.cancel()
-            try:
-                cursor.execute("ROLLBACK")
-            except Exception:
-                pass
             cursor.close()
-        truncated = len(fetched) > limit
-        rows = [[json_safe(value) for value in row] for row in fetched[:limit]]
-        return QueryResult(columns=columns, rows=rows, truncated=truncated, types=types)
 
     async def aquery(
         self,
@@ -363,10 +408,12 @@ class Store:
         *,
         row_limit: int | None = None,
         timeout_s: float | None = None,
+        max_bytes: int | None = None,
     ) -> QueryResult:
         """``query`` in a worker thread, for async callers."""
         return await asyncio.to_thread(
-            self.query, sql, params, row_limit=row_limit, timeout_s=timeout_s
+            self.query, sql, params, row_limit=row_limit, timeout_s=timeout_s,
+            max_bytes=max_bytes,
         )
 
     def export_parquet(self, sql: str, params: Sequence[Any] | None = None) -> Path:
@@ -385,8 +432,9 @@ class Store:
         try:
             escaped = str(target).replace("'", "''")
             cursor.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT parquet)", params)
-        except BaseException:
+        except BaseException as exc:
             target.unlink(missing_ok=True)
+            self._check_fatal(exc)
             raise
         finally:
             cursor.close()

@@ -7,8 +7,21 @@ their futures: a request is answered only after its rows are durable, and many r
 one commit. Under concurrent load (the previous commit held several jobs) a commit of fewer
 than ``min_batch_rows`` rows waits up to ``linger_s`` for more: each DuckDB commit has a fixed
 cost of several milliseconds, so many small commits waste the CPU that decoding needs. A
-function job runs alone in its own transaction. When more than
-``max_pending_rows`` rows wait, ``submit`` raises ``WriteQueueFull`` at once.
+function job runs alone in its own transaction.
+
+Rows and bytes are both bounded. When more than ``max_pending_rows`` rows or
+``max_pending_bytes`` bytes (an estimate of the batch's text, ``_sizes.py``) wait, ``submit``
+raises ``WriteQueueFull`` at once; one write larger than either limit raises
+``BatchTooLarge``. A commit takes at most ``max_batch_bytes``; a single larger write is
+inserted in several transactions of about that size, and answered after the last: DuckDB holds
+a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
+``memory_limit`` invalidates the database.
+
+If DuckDB reports a fatal error anyway (``FatalException``, "database has been invalidated"),
+the writer fails the jobs in hand and every new one with ``StoreUnavailable`` (retryable), and
+calls ``reopen`` (the store closes the connection and opens the file again, replaying the WAL:
+what was committed is kept). ``unavailable`` holds the reason until a reopen succeeds; a failed
+reopen is tried again every ``retry_after_s``.
 """
 
 from __future__ import annotations
@@ -17,13 +30,15 @@ import collections
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ._arrow import log_table, span_table
-from ._errors import StoreClosed, WriteQueueFull
+from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
+from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
 
 log = logging.getLogger(__name__)
@@ -34,6 +49,7 @@ _SPAN_COLUMNS = ", ".join(column_names("spans"))
 _LOG_COLUMNS = ", ".join(column_names("logs"))
 _SPAN_SELECT = ", ".join(name for name in column_names("spans") if name != "received_at")
 _LOG_SELECT = ", ".join(name for name in column_names("logs") if name != "received_at")
+_TARGETS = {"spans": (_SPAN_COLUMNS, _SPAN_SELECT), "logs": (_LOG_COLUMNS, _LOG_SELECT)}
 
 
 @dataclass(slots=True)
@@ -41,6 +57,7 @@ class _Job:
     kind: JobKind
     payload: Any
     rows: int
+    nbytes: int = 0
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -56,6 +73,9 @@ class WriterStats:
     rejected_full: int = 0
     failed_jobs: int = 0
     pending_rows: int = 0
+    pending_bytes: int = 0
+    split_commits: int = 0
+    reopens: int = 0
     last_commit_ms: float = 0.0
 
 
@@ -71,8 +91,17 @@ class Writer:
         retry_after_s: float,
         min_batch_rows: int = 0,
         linger_s: float = 0.0,
+        max_pending_bytes: int = 256 * 1024 * 1024,
+        max_batch_bytes: int = 32 * 1024 * 1024,
+        reopen: Callable[[], Any] | None = None,
     ) -> None:
         self._conn = conn
+        self._max_pending_bytes = max_pending_bytes
+        self._max_batch_bytes = max_batch_bytes
+        self._reopen = reopen
+        self._pending_bytes = 0
+        self.unavailable: str | None = None
+        """Why the database cannot be used right now (a fatal DuckDB error), else None."""
         self._min_batch_rows = min_batch_rows
         self._linger_s = linger_s
         self._concurrent = False
@@ -95,28 +124,59 @@ class Writer:
         """The writer thread (functions passed to ``submit_fn`` run on it)."""
         return self._thread
 
-    def submit(self, kind: JobKind, payload: Any, rows: int) -> Future[Any]:
+    def submit(self, kind: JobKind, payload: Any, rows: int, nbytes: int = 0) -> Future[Any]:
         """Queue a job; its future resolves after the commit that contains it."""
-        job = _Job(kind, payload, rows)
+        job = _Job(kind, payload, rows, nbytes)
         with self._cond:
             if self._closing:
                 raise StoreClosed("the store is closing; no more writes are accepted")
-            if (
-                kind != "fn"
-                and self._pending_rows
-                and self._pending_rows + rows > self._max_pending_rows
-            ):
-                self.stats.rejected_full += 1
-                raise WriteQueueFull(
-                    f"the write queue holds {self._pending_rows} rows (limit "
-                    f"{self._max_pending_rows}); retry in {self._retry_after_s:g} s",
-                    retry_after_s=self._retry_after_s,
-                )
+            if self.unavailable is not None:
+                raise self._unavailable_error()
+            if kind != "fn":
+                self._check_room(rows, nbytes)
             self._queue.append(job)
             self._pending_rows += rows
+            self._pending_bytes += nbytes
             self.stats.pending_rows = self._pending_rows
+            self.stats.pending_bytes = self._pending_bytes
             self._cond.notify()
         return job.future
+
+    def _check_room(self, rows: int, nbytes: int) -> None:
+        """Raise ``BatchTooLarge`` or ``WriteQueueFull`` unless the job fits (lock held)."""
+        if rows > self._max_pending_rows or nbytes > self._max_pending_bytes:
+            raise BatchTooLarge(
+                f"one request holds {rows} rows (~{nbytes // 1024} KiB); the write queue takes "
+                f"at most {self._max_pending_rows} rows and {self._max_pending_bytes // 1024} "
+                "KiB (max_pending_spans, max_pending_bytes): send smaller batches"
+            )
+        if not self._pending_rows:
+            return
+        if (
+            self._pending_rows + rows > self._max_pending_rows
+            or self._pending_bytes + nbytes > self._max_pending_bytes
+        ):
+            self.stats.rejected_full += 1
+            raise WriteQueueFull(
+                f"the write queue holds {self._pending_rows} rows, ~"
+                f"{self._pending_bytes // 1024} KiB (limits {self._max_pending_rows} rows, "
+                f"{self._max_pending_bytes // 1024} KiB); retry in {self._retry_after_s:g} s",
+                retry_after_s=self._retry_after_s,
+            )
+
+    def _unavailable_error(self) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"the database is being reopened after a fatal DuckDB error ({self.unavailable}); "
+            f"nothing acknowledged is lost: retry in {self._retry_after_s:g} s",
+            retry_after_s=self._retry_after_s,
+        )
+
+    def report_fatal(self, reason: str) -> None:
+        """Mark the database invalidated (a reader saw a fatal error); the writer reopens it."""
+        with self._cond:
+            if self.unavailable is None:
+                self.unavailable = reason
+            self._cond.notify()
 
     def close(self, timeout_s: float = 30.0) -> None:
         """Stop accepting jobs, finish the queued ones, and stop the thread."""
@@ -128,28 +188,36 @@ class Writer:
 
     def _take(self) -> list[_Job] | None:
         with self._cond:
-            while not self._queue and not self._closing:
+            while not self._queue and not self._closing and self.unavailable is None:
                 self._cond.wait()
+            if self.unavailable is not None and not self._closing:
+                return []
             if not self._queue:
                 return None
             first = self._queue.popleft()
             jobs = [first]
             if first.kind == "fn":
                 return jobs
-            rows = first.rows
+            rows, nbytes = first.rows, first.nbytes
             deadline: float | None = None
             while True:
                 while self._queue and self._queue[0].kind != "fn":
-                    if rows + self._queue[0].rows > self._max_batch_rows:
+                    following = self._queue[0]
+                    if (
+                        rows + following.rows > self._max_batch_rows
+                        or nbytes + following.nbytes > self._max_batch_bytes
+                    ):
                         break
                     job = self._queue.popleft()
                     rows += job.rows
+                    nbytes += job.nbytes
                     jobs.append(job)
                 # Linger briefly for more data, but only under concurrent load (the previous
                 # commit had company): a lone sequential writer must not wait for nobody.
                 if (
                     not self._concurrent
                     or rows >= self._min_batch_rows
+                    or nbytes >= self._max_batch_bytes // 2
                     or self._queue
                     or self._closing
                 ):
@@ -168,6 +236,9 @@ class Writer:
             jobs = self._take()
             if jobs is None:
                 return
+            if not jobs:
+                self._recover()
+                continue
             try:
                 if jobs[0].kind == "fn":
                     self._run_fn(jobs[0])
@@ -179,9 +250,61 @@ class Writer:
                     if not job.future.done():
                         job.future.set_exception(exc)
             finally:
-                with self._cond:
-                    self._pending_rows -= sum(job.rows for job in jobs)
-                    self.stats.pending_rows = self._pending_rows
+                self._release(jobs)
+
+    def _release(self, jobs: list[_Job]) -> None:
+        with self._cond:
+            self._pending_rows -= sum(job.rows for job in jobs)
+            self._pending_bytes -= sum(job.nbytes for job in jobs)
+            self.stats.pending_rows = self._pending_rows
+            self.stats.pending_bytes = self._pending_bytes
+
+    def _fatal(self, exc: BaseException) -> bool:
+        """True (and the database marked unavailable) when ``exc`` invalidated the database."""
+        if not is_fatal(exc):
+            return False
+        reason = first_line(exc)
+        with self._cond:
+            if self.unavailable is None:
+                self.unavailable = reason
+        log.error("DuckDB invalidated the database (%s); failing queued writes with 503 and "
+                  "reopening %s", reason, "the file" if self._reopen else "nothing")
+        return True
+
+    def _retryable(self, exc: Exception) -> Exception:
+        """DuckDB out of memory for one write is load, not a bad request: 503, retry later."""
+        if not is_out_of_memory(exc):
+            return exc
+        return StoreUnavailable(
+            f"DuckDB ran out of memory storing this write ({first_line(exc, 200)}); "
+            f"retry in {self._retry_after_s:g} s, or raise duckdb_memory_limit",
+            retry_after_s=self._retry_after_s,
+        )
+
+    def _recover(self) -> None:
+        """Fail what is queued (retryable), reopen the database, and resume when it works."""
+        with self._cond:
+            queued = list(self._queue)
+            self._queue.clear()
+        error = self._unavailable_error()
+        for job in queued:
+            job.future.set_exception(error)
+        self._release(queued)
+        if self._reopen is None:
+            time.sleep(self._retry_after_s)
+            return
+        try:
+            self._conn = self._reopen()
+        except Exception as exc:
+            log.error("reopening the database failed (%s); trying again in %g s", exc,
+                      self._retry_after_s)
+            with self._cond:
+                self._cond.wait(self._retry_after_s)
+            return
+        with self._cond:
+            self.unavailable = None
+        self.stats.reopens += 1
+        log.warning("the database was reopened after a fatal error; writes resume")
 
     def _run_fn(self, job: _Job) -> None:
         conn = self._conn
@@ -192,7 +315,7 @@ class Writer:
         except BaseException as exc:
             _rollback(conn)
             self.stats.failed_jobs += 1
-            job.future.set_exception(exc)
+            job.future.set_exception(self._unavailable_error() if self._fatal(exc) else exc)
             return
         self.stats.commits += 1
         job.future.set_result(result)
@@ -201,10 +324,15 @@ class Writer:
         try:
             self._insert(jobs)
         except Exception as exc:
+            if self._fatal(exc):
+                error = self._unavailable_error()
+                for job in jobs:
+                    job.future.set_exception(error)
+                return
             if len(jobs) == 1:
                 self.stats.failed_jobs += 1
                 log.warning("a write batch failed: %s", exc)
-                jobs[0].future.set_exception(exc)
+                jobs[0].future.set_exception(self._retryable(exc))
                 return
             # One bad batch must not fail the others that shared its commit.
             for job in jobs:
@@ -214,50 +342,64 @@ class Writer:
             job.future.set_result(None)
 
     def _insert(self, jobs: list[_Job]) -> None:
-        conn = self._conn
         started = time.perf_counter()
+        parts: list[tuple[str, Any]] = []
         spans = [job.payload for job in jobs if job.kind == "spans" and job.rows]
         logs = [job.payload for job in jobs if job.kind == "logs" and job.rows]
-        span_rows = log_rows = spans_inserted = logs_inserted = 0
+        if spans:
+            parts.append(("spans", span_table(spans)))
+        if logs:
+            parts.append(("logs", log_table(logs)))
+        total = sum(int(table.nbytes) for _, table in parts)
+        if total <= self._max_batch_bytes:
+            self._transaction(parts)
+        else:
+            # One write larger than the budget: several commits, answered after the last.
+            self.stats.split_commits += 1
+            for name, table in parts:
+                for piece in _slices(table, self._max_batch_bytes):
+                    self._transaction([(name, piece)])
+        self.stats.last_commit_ms = (time.perf_counter() - started) * 1000
+
+    def _transaction(self, parts: list[tuple[str, Any]]) -> None:
+        """Insert Arrow tables (``("spans" | "logs", table)``) in one transaction."""
+        conn = self._conn
         received_at = datetime.now(UTC).replace(tzinfo=None)
+        counts = {"spans": [0, 0], "logs": [0, 0]}
         conn.execute("BEGIN TRANSACTION")
         try:
-            if spans:
-                table = span_table(spans)
-                span_rows = table.num_rows
-                conn.register("__tracescore_spans", table)
+            for name, table in parts:
+                columns, select = _TARGETS[name]
+                view = f"__tracescore_{name}"
+                conn.register(view, table)
                 try:
                     inserted = conn.execute(
-                        f"INSERT OR IGNORE INTO spans ({_SPAN_COLUMNS}) "
-                        f"SELECT {_SPAN_SELECT}, ? FROM __tracescore_spans",
+                        f"INSERT OR IGNORE INTO {name} ({columns}) "
+                        f"SELECT {select}, ? FROM {view}",
                         [received_at],
                     ).fetchone()
                 finally:
-                    unregister_quietly(conn, "__tracescore_spans")
-                spans_inserted = int(inserted[0]) if inserted else 0
-            if logs:
-                table = log_table(logs)
-                log_rows = table.num_rows
-                conn.register("__tracescore_logs", table)
-                try:
-                    inserted = conn.execute(
-                        f"INSERT OR IGNORE INTO logs ({_LOG_COLUMNS}) "
-                        f"SELECT {_LOG_SELECT}, ? FROM __tracescore_logs",
-                        [received_at],
-                    ).fetchone()
-                finally:
-                    unregister_quietly(conn, "__tracescore_logs")
-                logs_inserted = int(inserted[0]) if inserted else 0
+                    unregister_quietly(conn, view)
+                counts[name][0] += table.num_rows
+                counts[name][1] += int(inserted[0]) if inserted else 0
             conn.execute("COMMIT")
         except BaseException:
             _rollback(conn)
             raise
         self.stats.commits += 1
-        self.stats.spans_received += span_rows
-        self.stats.logs_received += log_rows
-        self.stats.spans_inserted += spans_inserted
-        self.stats.logs_inserted += logs_inserted
-        self.stats.last_commit_ms = (time.perf_counter() - started) * 1000
+        self.stats.spans_received += counts["spans"][0]
+        self.stats.spans_inserted += counts["spans"][1]
+        self.stats.logs_received += counts["logs"][0]
+        self.stats.logs_inserted += counts["logs"][1]
+
+
+def _slices(table: Any, budget: int) -> list[Any]:
+    """``table`` cut into row ranges of about ``budget`` bytes each (at least one row)."""
+    nbytes = int(table.nbytes)
+    if nbytes <= budget or table.num_rows <= 1:
+        return [table]
+    step = max(1, table.num_rows * budget // nbytes)
+    return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
 
 
 def unregister_quietly(conn: Any, name: str) -> None:
