@@ -63,6 +63,11 @@ def test_missing_key_pauses_and_a_bad_model_string_is_refused(
     own = create_scorer("own", "own key", judge=keyed).generate_score(
         PromptStep("grade", lambda run, results: "grade"))
     assert check_judges(registry_of(own)) == {}
+    # A local model needs no key (its address has a default): not paused.
+    assert check_judges(registry_of(judged("ollama/llama3.1"))) == {}
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    anthropic = check_judges(registry_of(judged("anthropic/claude-3-5-haiku-latest")))
+    assert "ANTHROPIC_API_KEY" in anthropic["judged"]
     with pytest.raises(ConfigError, match="'gpt4o-mini' names no provider.*openai/gpt-4o-mini"):
         check_judges(registry_of(judged("gpt4o-mini")))
 

@@ -111,6 +111,10 @@ def test_disabled_entries_need_no_id_and_are_never_scheduled() -> None:
     assert [r.id for r in registry.enabled()] == ["check-no-tool-errors"]
     with pytest.raises(ConfigError, match="entry #1.*cannot import"):
         load({"use": "no_such_package.mod:thing", "enabled": False})
+    # A catalogue id names a disabled entry by itself (nothing is built).
+    _, catalogue = load({"use": "toxicity-scorer", "needs_judge": True, "enabled": False})
+    [reg] = list(catalogue)
+    assert reg.id == "toxicity-scorer" and reg.scorer is None and not reg.enabled
 
 
 def test_version_follows_the_entry_config() -> None:

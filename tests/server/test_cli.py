@@ -98,3 +98,17 @@ def test_serve_config_errors_are_sentences(tmp_path: Path) -> None:
     assert "bad.toml" in err and "[server].port" in err
     code, _, err = _run("serve", "--config", str(tmp_path / "missing.toml"))
     assert code == 1 and "does not exist" in err
+
+
+def test_config_default_prints_a_config_to_start_from(tmp_path: Path) -> None:
+    import tomllib
+
+    from tracescore.server import default_config_path, load_settings
+
+    code, out, _ = _run("config", "default")
+    assert code == 0 and out == default_config_path().read_text()
+    saved = tmp_path / "mine.toml"
+    saved.write_text(out.replace("http_port = 4318", "http_port = 4400"))
+    document = tomllib.loads(saved.read_text())
+    assert {entry["id"] for entry in document["scorers"]} >= {"no-tool-errors", "faithfulness"}
+    assert load_settings(saved).http_port == 4400

@@ -69,6 +69,8 @@ def test_ready_comes_after_the_listeners_and_a_config_says_it_replaces_the_defau
     with running_server(tmp_path / "ok.duckdb", args=["--config", str(config)]) as server:
         log = server.log()
     ready = log.index("tracescore ready")
+    assert ("tracescore ready: OTLP/HTTP, API and dashboard on "
+            f"http://127.0.0.1:{server.http_port}, OTLP/gRPC on port {server.grpc_port}") in log
     assert log.index("OTLP/gRPC listening") < ready
     assert log.index("opened") < ready
     assert f"2 scorers from {config}; the embedded defaults are not used" in log

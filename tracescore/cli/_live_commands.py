@@ -319,6 +319,8 @@ def demo_command(url: str | None, api_key: str | None, count: int, timeout_s: fl
             " judge_total_tokens AS judge_tokens, round(judge_cost, 6) AS judge_cost, reason "
             f"FROM scores WHERE trace_id IN ({listed}) ORDER BY trace_id, scorer_id")})
         click.echo(format_rows(answer["columns"], answer["rows"], "table"), nl=False)
+        click.echo("trace ids are shortened to 8 digits; any unique prefix works, e.g. "
+                   f"`tracescore trace show {ids[0][:8]} --url {url}`", err=True)
         if keep_running and server is not None:
             click.echo(f"the demo server keeps running on {url}; Ctrl-C stops it", err=True)
             server.wait()

@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 PROBE_PROMPT = "Reply with the single word OK."
 """What ``probe_judges`` asks each judge (a few tokens in, at most ``PROBE_MAX_TOKENS`` out)."""
 PROBE_MAX_TOKENS = 5
-# Keys that only name where the provider is; a judge with its own api_base has that already.
+# Keys that only name where the provider is, not who the caller is.
 _ADDRESS_SUFFIXES = ("_API_BASE", "_BASE_URL", "_ENDPOINT", "_HOST")
 
 
@@ -73,10 +73,10 @@ def missing_credentials(litellm: Any, judge: Any) -> list[str]:
         found = litellm.validate_environment(model=judge.model, api_base=judge.api_base)
     except Exception:  # noqa: BLE001 - a provider litellm cannot check is not refused
         return []
-    missing = [str(k) for k in found.get("missing_keys") or ()]
-    if judge.api_base:
-        missing = [k for k in missing if not k.endswith(_ADDRESS_SUFFIXES)]
-    return missing
+    # Only credentials count: an address (OLLAMA_API_BASE) has a default or comes as api_base,
+    # and a wrong one shows at the first call (``tracescore check``).
+    missing = map(str, found.get("missing_keys") or ())
+    return [k for k in missing if not k.endswith(_ADDRESS_SUFFIXES)]
 
 
 def _check_provider(litellm: Any, scorer_id: str, judge: Any, source: str) -> None:

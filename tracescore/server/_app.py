@@ -110,7 +110,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as hooks:
             for hook in list(state.lifespan_hooks):
                 await hooks.enter_async_context(hook(app))
-            log.info("tracescore ready (database %s)", state.settings.db)
+            settings = state.settings
+            port = getattr(state, "http_port", None) or settings.http_port
+            grpc = f", OTLP/gRPC on port {state.grpc_port}" if state.grpc_port else ""
+            log.info("tracescore ready: OTLP/HTTP, API and dashboard on http://%s:%s%s "
+                     "(database %s)", settings.host, port, grpc, settings.db)
             yield
     finally:
         if state.grpc_server is not None:

@@ -32,13 +32,11 @@ def _explain_bind(exc: OSError, host: str, port: int, flag: str, what: str) -> S
 
 
 def _address(host: str, port: int) -> tuple[int, Any]:
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise ServeError(f"cannot listen on {host!r}: {exc.strerror}; check --host") from None
-    family, _, _, _, address = infos[0]
-    return family, address
+    """The socket family and address uvicorn itself would bind (IPv6 when the host has a
+    colon, so ``localhost`` stays on 127.0.0.1)."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    return family, (bare, port)
 
 
 def bind_socket(host: str, port: int, *, flag: str = "--http-port",
@@ -49,6 +47,9 @@ def bind_socket(host: str, port: int, *, flag: str = "--http-port",
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
+    except socket.gaierror as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host!r}: {exc.strerror}; check --host") from None
     except OSError as exc:
         sock.close()
         raise _explain_bind(exc, host, port, flag, what) from None

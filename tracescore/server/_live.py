@@ -3,7 +3,9 @@ lifespan, and the ``/api/live`` routes.
 
 ``mount_live(app)`` (in ``DEFAULT_MOUNTS``) reads ``[live]``, ``[live.budget]`` and
 ``[[scorers]]`` from the settings' config file, builds every scorer and checks every filter, so
-a bad entry stops ``create_app`` with one sentence (``ConfigError``), and adds the routes.
+a bad entry stops ``create_app`` with one sentence (``ConfigError``), runs the judge checks
+(``tracescore.live.check_judges``: a model string with no provider is a ``ConfigError``, a judge
+scorer without credentials starts paused), and adds the routes.
 ``live_lifespan(app)`` (in ``DEFAULT_HOOKS``) starts the ``LiveScheduler`` on ``app.state.store``
 once the store is open and stops it (letting runs in flight finish) before the store closes.
 The running scheduler is ``app.state.live`` (None when ``[live] enabled = false`` or the hook is
@@ -57,8 +59,9 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str]]:
 def _setup(app: FastAPI) -> tuple[Any, Any]:
     setup = getattr(app.state, "live_setup", None)
     if setup is None:
-        *setup, app.state.live_paused = _load(app.state.settings)
-        app.state.live_setup = setup = tuple(setup)
+        live_settings, registry, paused = _load(app.state.settings)
+        app.state.live_setup = setup = (live_settings, registry)
+        app.state.live_paused = paused
     return setup
 
 
