@@ -10,7 +10,9 @@ from typing import Any
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 INDEX: dict[str, Any] = json.loads((FIXTURES / "INDEX.json").read_text())
 SCENARIO: dict[str, Any] = json.loads((FIXTURES / "SCENARIO.json").read_text())
-AGENT_FOLDERS = sorted(INDEX)
+AGENT_FOLDERS = sorted(f for f in INDEX if not (FIXTURES / f / "CLIENT.json").exists())
+"""The four shared captures (mastra, openinference, openai-v2, aisdk); folders with a CLIENT.json
+are per-client captures with scenarios of their own."""
 
 
 def body(folder: str) -> bytes:
