@@ -3,11 +3,12 @@ history, the final answer as ground_truth, the trajectory when asked, the trace 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from datasets_helpers import AGENT_FOLDERS, SCENARIO, load_fixtures, trace_id
+from datasets_helpers import AGENT_FOLDERS, SCENARIO, has, load_fixtures, trace_id
 
 from tracescore.datasets import DatasetError, add_items, create_dataset, items_from_traces
 from tracescore.store import Store
@@ -72,3 +73,14 @@ def test_unknown_trace_and_bad_sql_are_refused(store: Store, tmp_path: Path) -> 
         items_from_traces(store, sql="SELECT 1 AS x")
     with pytest.raises(DatasetError, match="exactly one of"):
         items_from_traces(store)
+
+
+@pytest.mark.parametrize("folder", [f for f in AGENT_FOLDERS if has(f, "workflow")])
+def test_workflow_trace_gives_the_workflow_input_and_result(store: Store, folder: str) -> None:
+    [item] = items_from_traces(store, trace_id(folder, "workflow"), trajectory=True)
+    assert "how is the weather in Lisbon?" in json.dumps(item.input)
+    assert "[Lisbon] Right now it is cloudy in Lisbon at 18°C (64.4°F)." in json.dumps(
+        item.ground_truth, ensure_ascii=False)
+    assert item.metadata == {"source": "trace", "target": "workflow"}
+    names = [s["name"] for s in item.expected_trajectory["steps"]]
+    assert names, item.expected_trajectory

@@ -3,7 +3,8 @@
 Each trace's agent run gives one item: its input with the conversation history (as a list of
 ``{"role", "content"}`` messages, oldest first), its final answer as ``ground_truth`` (edit it
 before adding when the production answer was wrong) and, when asked, its trajectory as
-``expected_trajectory``; the trace and span ids are kept.
+``expected_trajectory``; the trace and span ids are kept. A trace whose target is a workflow
+run gives the workflow's input and result instead.
 """
 
 from __future__ import annotations
@@ -25,11 +26,43 @@ def _message(message: Message) -> dict[str, Any]:
     return out
 
 
-def item_from_trace(trace: Any, *, trajectory: bool = False) -> DatasetItem:
-    """The item of one assembled ``Trace`` (its outermost agent run, else its default target)."""
-    from tracescore.model import AgentInput
-    from tracescore.traces import trace_to_agent_run, trace_to_trajectory_run
+def _plain(value: Any) -> Any:
+    """Messages as ``{"role", "content"}`` dicts, everything else JSON-ready."""
+    from pydantic_core import to_jsonable_python
 
+    if isinstance(value, list) and value and all(isinstance(m, Message) for m in value):
+        return [_message(m) for m in value]
+    return to_jsonable_python(value, fallback=repr)
+
+
+def _workflow_item(trace: Any, *, trajectory: bool) -> DatasetItem:
+    from tracescore.traces import trace_to_trajectory_run, trace_to_workflow_run
+
+    run = trace_to_workflow_run(trace)
+    output = run.output
+    if isinstance(output, list) and output and all(isinstance(m, Message) for m in output):
+        answers = [m.content for m in output if m.role == "assistant" and m.content]
+        output = answers[-1] if answers else None
+    expected = None
+    if trajectory:
+        expected = trace_to_trajectory_run(trace, run.span_id).output.model_dump(
+            mode="json", exclude_none=True)
+    return DatasetItem(
+        input=_plain(run.input), ground_truth=_plain(output), expected_trajectory=expected,
+        request_context=run.request_context, metadata={"source": "trace", "target": "workflow"},
+        source_trace_id=run.trace_id or trace.trace_id, source_span_id=run.span_id,
+    )
+
+
+def item_from_trace(trace: Any, *, trajectory: bool = False) -> DatasetItem:
+    """The item of one assembled ``Trace``: its workflow run when the trace's target is one
+    (the workflow's input and result), else its outermost agent run."""
+    from tracescore.model import AgentInput
+    from tracescore.traces import default_target, trace_to_agent_run, trace_to_trajectory_run
+
+    target = default_target(trace)
+    if target is not None and target.kind == "workflow_run":
+        return _workflow_item(trace, trajectory=trajectory)
     run = trace_to_agent_run(trace)
     agent_input = run.input if isinstance(run.input, AgentInput) else AgentInput()
     history = [*agent_input.remembered_messages, *agent_input.input_messages]
