@@ -62,7 +62,7 @@
       root.appendChild(h("p", { class: "muted" }, "Version " + ds.version + " holds no items."));
       return;
     }
-    root.appendChild(TS.panel(ds.items.length + " items", h("div", { id: "dataset-items" }, TS.table([
+    root.appendChild(TS.panel(ds.items.length + (ds.items.length === 1 ? " item" : " items"), h("div", { id: "dataset-items" }, TS.table([
       { label: "item", value: (i) => h("span", { class: "mono small" }, TS.shortId(i.item_id)) },
       { label: "added in", class: "num", value: (i) => "v" + i.version_added },
       { label: "input", value: (i) => preview(i.input) },
