@@ -28,9 +28,10 @@ from starlette.responses import Response
 
 SCORE_STATUSES = ("success", "failed", "not_scorable")
 TOKEN_KINDS = ("input", "output")
-REJECT_REASONS = ("invalid_id", "invalid_record", "decode_error", "too_large", "queue_full")
+REJECT_REASONS = ("invalid_id", "invalid_record", "decode_error", "too_large", "queue_full",
+                  "unavailable")
 REQUEST_OUTCOMES = ("ok", "partial", "bad_request", "too_large", "unsupported", "unauthorized",
-                    "queue_full", "error")
+                    "queue_full", "unavailable", "error")
 DEFAULT_PROJECT = "default"
 
 
