@@ -105,7 +105,9 @@ def test_sql_numbers_are_readable_and_the_schema_is_at_hand(dashboard: Dashboard
     cost = scores.locator("li", has=page.locator("button.col-name", has_text="judge_cost"))
     expect(cost.first).to_contain_text("DOUBLE")
     expect(cost.first.locator(".col-doc")).not_to_be_empty()
-    expect(schema.locator("details[data-table='traces']")).to_contain_text("view")
+    # traces is a maintained table now (schema version 2), with the agent's totals
+    expect(schema.locator("details[data-table='traces']")).to_contain_text("cost_usd")
+    expect(schema.locator("details[data-table='model_calls']")).to_be_attached()
     box = page.locator("#sql-input")
     box.fill("SELECT ")
     box.evaluate("el => { el.selectionStart = el.selectionEnd = el.value.length; }")

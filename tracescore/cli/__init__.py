@@ -1,5 +1,5 @@
-"""The ``tracescore`` command: serve, sql, export, trace, scorers, backfill, demo, check, config,
-datasets, experiments.
+"""The ``tracescore`` command: serve, sql, export, trace, cost, scorers, backfill, demo, check,
+config, datasets, experiments.
 
 Each topic's commands live in their own module and list themselves in ``COMMANDS``; those modules
 import only click at the top and everything heavy inside the command body, so
@@ -12,6 +12,7 @@ import click
 
 from . import (
     _check_commands,
+    _cost,
     _dataset_commands,
     _live_commands,
     _server_commands,
@@ -25,7 +26,7 @@ def main() -> None:
     """tracescore: store agent traces from OpenTelemetry, score them, query scores with SQL."""
 
 
-for _module in (_server_commands, _trace_commands, _live_commands, _check_commands,
+for _module in (_server_commands, _trace_commands, _cost, _live_commands, _check_commands,
                 _dataset_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -146,6 +146,25 @@ def sql_command(
     timeout_s: float,
 ) -> None:
     """Run one read-only SQL statement against a server (--url) or a database file (--db)."""
+    columns, rows, truncated, reason = run_sql(sql, list(params), url=url, db=db,
+                                               api_key=api_key, timeout_s=timeout_s)
+    click.echo(format_rows(columns, rows, output_format), nl=False)
+    if truncated:
+        click.echo(f"(truncated at {len(rows)} rows: {reason or 'a limit was reached'})",
+                   err=True)
+
+
+def run_sql(
+    sql: str,
+    params: list[Any],
+    *,
+    url: str | None,
+    db: str | None,
+    api_key: str | None,
+    timeout_s: float,
+) -> tuple[list[str], list[list[Any]], bool, str | None]:
+    """Run a read-only statement on a server (``url``, default local) or a database file
+    (``db``): (columns, rows, truncated, truncated reason); errors are ``ClickException``."""
     if url and db:
         raise click.UsageError("give either --url or --db, not both")
     if db:
@@ -153,7 +172,7 @@ def sql_command(
 
         try:
             with Store(db, read_only=True) as store:
-                result = store.query(sql, list(params) or None)
+                result = store.query(sql, params or None)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         columns, rows, truncated = result.columns, result.rows, result.truncated
@@ -164,7 +183,7 @@ def sql_command(
         base = url or DEFAULT_URL
         try:
             with _client(base, api_key, timeout_s) as client:
-                response = client.post("/api/sql", json={"sql": sql, "params": list(params)})
+                response = client.post("/api/sql", json={"sql": sql, "params": params})
         except httpx.HTTPError as exc:
             raise _unreachable(base, exc) from None
         if response.status_code != 200:
@@ -172,10 +191,7 @@ def sql_command(
         answer = response.json()
         columns, rows, truncated = answer["columns"], answer["rows"], answer["truncated"]
         reason = answer.get("truncated_reason")
-    click.echo(format_rows(columns, rows, output_format), nl=False)
-    if truncated:
-        click.echo(f"(truncated at {len(rows)} rows: {reason or 'a limit was reached'})",
-                   err=True)
+    return columns, rows, bool(truncated), reason
 
 
 def _cell(value: Any) -> str:
@@ -226,8 +242,8 @@ COMMANDS.append(sql_command)
 @click.command("export")
 @click.argument("output", type=click.Path(dir_okay=False, writable=True))
 @click.option("--table", default="spans", show_default=True,
-              type=click.Choice(["spans", "logs", "traces", "scores", "judge_executions",
-                                 "scoring_decisions"]),
+              type=click.Choice(["spans", "logs", "traces", "model_calls", "scores",
+                                 "judge_executions", "scoring_decisions"]),
               help="What to export.")
 @click.option("--since", default=None,
               help="Only rows newer than this: a duration (24h, 30m, 7d) or an ISO-8601 time.")

@@ -1,4 +1,4 @@
-"""CLI commands: trace show."""
+"""CLI commands: trace show (the step tree, then each model call's tokens and cost)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ def trace_group() -> None:
     help="Print what a scorer would see (input, output, trajectory) as JSON.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the normalized step tree as JSON.")
+@click.option(
+    "--explain",
+    "show_explain",
+    is_flag=True,
+    help="Per span: the adapter that claimed it, the step it became (or why it was dropped) "
+    "and why; and why the default target was chosen (with --json: as JSON).",
+)
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="HTTP timeout (s).")
 def show(
     trace_id: str,
@@ -54,6 +61,7 @@ def show(
     span_id: str | None,
     show_scorer_input: bool,
     as_json: bool,
+    show_explain: bool,
     timeout_s: float,
 ) -> None:
     """Print the normalized step tree of TRACE_ID (agent runs, model calls, tool calls, ...)."""
@@ -62,6 +70,8 @@ def show(
         SpanNotFound,
         Trace,
         TraceNotFound,
+        explain,
+        render_explain,
         render_tree,
         scorer_input,
     )
@@ -88,6 +98,11 @@ def show(
         except (SpanNotFound, TraceNotFound) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    elif show_explain:
+        if as_json:
+            click.echo(json.dumps(explain(trace), indent=2, ensure_ascii=False, default=str))
+        else:
+            click.echo(render_explain(trace))
     elif as_json:
         from tracescore.server._dashboard import step_to_dict  # with inputs, outputs, messages
 
@@ -95,6 +110,43 @@ def show(
         click.echo(json.dumps({"trace_id": trace.trace_id, "steps": steps}, indent=2, default=str))
     else:
         click.echo(render_tree(trace))
+        click.echo(spend_table(trace))
+
+
+def spend_table(trace: Any) -> str:
+    """The trace's model calls (model, tokens, cost) and its total, priced from litellm's local
+    cost map (a cost the span reports wins)."""
+    from tracescore.live import Pricing, price_calls
+    from tracescore.traces import trace_spend
+
+    calls = price_calls(trace_spend(trace), Pricing())
+    if not calls:
+        return "model calls: none"
+    lines = ["model calls:"]
+    total_in = total_out = 0
+    total_cost = 0.0
+    unpriced = 0
+    for call in calls:
+        cost = call["cost_usd"]
+        total_in += call["input_tokens"] or 0
+        total_out += call["output_tokens"] or 0
+        if cost is None:
+            unpriced += 1
+        else:
+            total_cost += cost
+        shown = f"${cost:.6f} ({call['cost_source']})" if cost is not None else "cost unknown"
+        lines.append(
+            f"  {call['span_id']}  {call['model'] or '(unknown model)'}  "
+            f"in {_tokens(call['input_tokens'])}  out {_tokens(call['output_tokens'])}  {shown}"
+        )
+    tail = f", {unpriced} unpriced" if unpriced else ""
+    lines.append(f"total: {len(calls)} model calls, {total_in} input + {total_out} output "
+                 f"tokens, ${total_cost:.6f}{tail}")
+    return "\n".join(lines)
+
+
+def _tokens(value: Any) -> str:
+    return "?" if value is None else str(value)
 
 
 def _trace_from_db(path: str, trace_id: str) -> Any:

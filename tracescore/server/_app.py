@@ -36,13 +36,17 @@ log = logging.getLogger(__name__)
 
 LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
-DEFAULT_HOOKS: tuple[str, ...] = ("tracescore.server._live:live_lifespan",)
+DEFAULT_HOOKS: tuple[str, ...] = (
+    "tracescore.server._live:live_lifespan",
+    "tracescore.server._totals:totals_lifespan",
+)
 """Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing)."""
 
 DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._dashboard:mount_dashboard",
     "tracescore.server._datasets_api:mount_datasets",
     "tracescore.server._live:mount_live",
+    "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""

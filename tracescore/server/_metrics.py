@@ -11,11 +11,18 @@ dashboard queries:
 - ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
 - ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
   ``tracescore_judge_cost_usd_total{scorer_id}`` (counters, since the process started)
+- ``tracescore_agent_tokens_total{project,model,kind}`` (kind: input, output, cached,
+  reasoning), ``tracescore_agent_cost_usd_total{project,model}``,
+  ``tracescore_agent_unpriced_calls_total{project,model}`` (counters: the agent's own model
+  calls, of traces first received since the process started, counted when the trace is ready)
+- ``tracescore_model_call_duration_seconds{model}`` (histogram of those calls)
 
 Every labelled series whose labels are known up front is exported as 0 from the first scrape
 (as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
 a fresh server: each running scorer × score status, each scorer × token kind, each scorer's
 cost, each rejection reason, each transport × request outcome, and the ``default`` project.
+The agent-spend series are labelled by the models seen; before the first call they are one
+zero series per token kind with no ``model`` label.
 """
 
 from __future__ import annotations
@@ -109,6 +116,46 @@ class _AppCollector:
             for scorer_id, amount in _with_zeros(stats.judge_cost_usd_total, ids):
                 cost.add_metric([scorer_id], amount)
         yield from (scores, tokens, cost)
+        yield from _agent_families(getattr(state, "totals", None))
+
+
+def _agent_families(totals: Any) -> Iterator[Any]:
+    """The agent-spend families from the totals maintainer's ``AgentSpendStats``."""
+    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+    from tracescore.live import AGENT_TOKEN_KINDS, DURATION_BUCKETS_S
+
+    stats = totals.stats if totals is not None else None
+    tokens = CounterMetricFamily("tracescore_agent_tokens", "Tokens of the agent's model calls",
+                                 labels=["project", "model", "kind"])
+    cost = CounterMetricFamily("tracescore_agent_cost_usd",
+                               "Cost of the agent's model calls in USD",
+                               labels=["project", "model"])
+    unpriced = CounterMetricFamily("tracescore_agent_unpriced_calls",
+                                   "Agent model calls with tokens but no known price",
+                                   labels=["project", "model"])
+    duration = HistogramMetricFamily("tracescore_model_call_duration_seconds",
+                                     "Duration of the agent's model calls", labels=["model"])
+    if stats is None or not stats.tokens_total:
+        # No agent call counted yet: one zero series per kind (no model label) for the panels.
+        for kind, _ in AGENT_TOKEN_KINDS:
+            tokens.add_metric(["default", "", kind], 0)
+        cost.add_metric(["default", ""], 0.0)
+        unpriced.add_metric(["default", ""], 0)
+        duration.add_metric([""], [*((f"{b:g}", 0) for b in DURATION_BUCKETS_S), ("+Inf", 0)],
+                            sum_value=0.0)
+    if stats is not None:
+        for (project, model, kind), n in sorted(stats.tokens_total.items()):
+            tokens.add_metric([project, model, kind], n)
+        for (project, model), amount in sorted(stats.cost_usd_total.items()):
+            cost.add_metric([project, model], amount)
+        for (project, model), n in sorted(stats.unpriced_calls_total.items()):
+            unpriced.add_metric([project, model], n)
+        for model, counts in sorted(stats.duration_buckets.items()):
+            bounds = [*(f"{b:g}" for b in DURATION_BUCKETS_S), "+Inf"]
+            duration.add_metric([model], list(zip(bounds, counts, strict=True)),
+                                sum_value=stats.duration_sum_s.get(model, 0.0))
+    yield from (tokens, cost, unpriced, duration)
 
 
 def mount_metrics(app: FastAPI) -> None:

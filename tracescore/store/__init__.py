@@ -24,6 +24,7 @@ from ._errors import (
 )
 from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
+from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
@@ -52,9 +53,13 @@ __all__ = [
     "check_sql",
     "column_names",
     "experiment_writer",
+    "fetch_spans_of",
     "insert_arrow",
     "json_safe",
     "opened_store",
+    "ready_query",
     "rows_table",
+    "stale_count_sql",
     "to_json_text",
+    "write_recompute",
 ]

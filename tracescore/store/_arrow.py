@@ -247,9 +247,10 @@ def _arrow_type(sql_type: str) -> Any:
         "DOUBLE": pa.float64(),
         "BIGINT": pa.int64(),
         "INTEGER": pa.int32(),
-        "BOOLEAN": pa.bool_(),
         "TIMESTAMP": pa.timestamp("us"),
         "TIMESTAMP_NS": pa.timestamp("ns"),
+        "BOOLEAN": pa.bool_(),
+        "VARCHAR[]": pa.list_(pa.string()),
     }[base]
 
 
@@ -265,10 +266,14 @@ def _convert(value: Any, base: str, column: str) -> Any:
         return None if math.isnan(number) else number
     if base in ("BIGINT", "INTEGER"):
         return int(value)
-    if base == "BOOLEAN":
-        return bool(value)
     if base == "VARCHAR":
         return value if isinstance(value, str) else str(value)
+    if base == "TIMESTAMP_NS" and isinstance(value, int):
+        return value
+    if base == "VARCHAR[]":
+        return [v if isinstance(v, str) else str(v) for v in value]
+    if base == "BOOLEAN":
+        return bool(value)
     return value
 
 

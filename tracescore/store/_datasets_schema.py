@@ -1,4 +1,4 @@
-"""The tables of datasets and experiments (migration 2), kept apart from the trace tables.
+"""The tables of datasets and experiments (migration 3), kept apart from the trace tables.
 
 ``datasets`` and ``dataset_items`` hold versioned eval data: items are appended with the version
 that added them and, when removed, get the version that removed them; nothing is deleted, so any
@@ -92,7 +92,7 @@ def _create(name: str) -> str:
 
 
 def dataset_statements() -> list[str]:
-    """Migration 2: the four tables and ``scores.experiment_id``."""
+    """Migration 3: the four tables and ``scores.experiment_id``."""
     return [
         *(_create(name) for name in DATASET_TABLES),
         "ALTER TABLE scores ADD COLUMN IF NOT EXISTS experiment_id VARCHAR",

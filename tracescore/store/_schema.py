@@ -1,4 +1,5 @@
-"""The database schema: tables, the ``traces`` view, and numbered migrations.
+"""The database schema: tables (``traces`` is maintained, ``_traces_table.py``) and numbered
+migrations.
 
 ``TABLES`` is the one description of every stored column (name, DuckDB type); migrations create
 tables from it and the Arrow writer takes column types from it. A new column or table is a new
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._datasets_schema import DATASET_PRIMARY_KEYS, DATASET_TABLES, dataset_statements
+from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
 
@@ -138,12 +140,39 @@ SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
     ("updated_at", "TIMESTAMP"),
 )
 
+MODEL_CALLS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("span_id", "VARCHAR NOT NULL"),
+    ("project", "VARCHAR"),
+    ("service_name", "VARCHAR"),
+    ("agent_name", "VARCHAR"),
+    ("model", "VARCHAR"),
+    ("provider", "VARCHAR"),
+    ("started_at", "TIMESTAMP_NS"),
+    ("duration_ms", "DOUBLE"),
+    ("time_to_first_token_ms", "DOUBLE"),
+    ("input_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"),
+    ("total_tokens", "BIGINT"),
+    ("cached_input_tokens", "BIGINT"),
+    ("cache_creation_input_tokens", "BIGINT"),
+    ("reasoning_tokens", "BIGINT"),
+    ("cost_usd", "DOUBLE"),
+    ("cost_source", "VARCHAR"),
+    ("finish_reason", "VARCHAR"),
+    ("status", "VARCHAR"),
+    ("error", "VARCHAR"),
+)
+"""Columns of ``model_calls`` (documented in docs/server.md)."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
     "scores": SCORES,
     "judge_executions": JUDGE_EXECUTIONS,
     "scoring_decisions": SCORING_DECISIONS,
+    "traces": TRACES,
+    "model_calls": MODEL_CALLS,
     **DATASET_TABLES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
@@ -154,6 +183,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scores": ("score_id",),
     "judge_executions": ("execution_id",),
     "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
+    "traces": ("trace_id",),
+    "model_calls": ("trace_id", "span_id"),
     **DATASET_PRIMARY_KEYS,
 }
 
@@ -180,13 +211,14 @@ GROUP BY trace_id
 """
 
 
+_FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
+
+
 def _create_table(name: str) -> str:
     columns = ",\n    ".join(f"{column} {sql_type}" for column, sql_type in TABLES[name])
     key = ", ".join(PRIMARY_KEYS[name])
     return f"CREATE TABLE IF NOT EXISTS {name} (\n    {columns},\n    PRIMARY KEY ({key})\n)"
 
-
-_FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
 
 Migration = tuple[int, str, Callable[[], Sequence[str]]]
 
@@ -199,7 +231,18 @@ MIGRATIONS: list[Migration] = [
             TRACES_VIEW,
         ],
     ),
-    (2, "datasets, dataset_items, experiments, experiment_results, scores.experiment_id",
+    (
+        2,
+        "traces becomes a maintained table (span columns filled from spans, totals pending "
+        "for the maintainer to backfill); model_calls",
+        lambda: [
+            "DROP VIEW IF EXISTS traces",
+            _create_table("traces"),
+            _create_table("model_calls"),
+            fill_from_spans_sql(),
+        ],
+    ),
+    (3, "datasets, dataset_items, experiments, experiment_results, scores.experiment_id",
      dataset_statements),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""

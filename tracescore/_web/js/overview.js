@@ -1,4 +1,5 @@
-/* tracescore dashboard: the Overview page (traffic, scores, failure rates, judge spend, lag).
+/* tracescore dashboard: the Overview page (traffic, scores, failure rates, judge spend, the
+ * agent's own spend (agent.js), lag).
  * Every chart is one aggregate query bucketed in SQL; nothing per trace reaches the browser.
  */
 (function () {
@@ -165,6 +166,7 @@
     const tileEl = h("div");
     const [tracesEl, spansEl, avgEl, ratesEl, tableEl, tokensEl, costEl, lagEl] =
       [el(), el(), el(), el(), h("div"), el(), el(), el()];
+    const [agentCostEl, agentTokensEl, topEl] = [el(), el(), h("div", { id: "expensive-traces" })];
     root.appendChild(tileEl);
     root.appendChild(h("div", { class: "grid" },
       TS.panel("Traces received", tracesEl),
@@ -173,6 +175,9 @@
       TS.panel("Failed and not-scorable runs (% of scorer runs)", ratesEl, tableEl),
       TS.panel("Judge tokens per day (UTC days)", tokensEl),
       TS.panel("Judge cost per day (UTC days)", costEl),
+      TS.panel("Agent cost per day by model (UTC days)", agentCostEl),
+      TS.panel("Agent tokens per day (UTC days)", agentTokensEl),
+      TS.panel("Most expensive traces", topEl),
       TS.panel("Time to score (root span end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),
@@ -180,6 +185,7 @@
       scoreCharts(avgEl, ratesEl, tableEl).catch((e) => TS.clear(avgEl).appendChild(TS.errorBox(e))),
       spendCharts(tokensEl, costEl).catch((e) => TS.clear(tokensEl).appendChild(TS.errorBox(e))),
       lagChart(lagEl).catch((e) => TS.clear(lagEl).appendChild(TS.errorBox(e))),
+      TS.agentSpend(agentCostEl, agentTokensEl, topEl),
     ]);
   };
 })();

@@ -83,9 +83,11 @@
     return out;
   }
 
-  /** Model and token badges of a waterfall row (what the step tree knows about the span). */
-  function modelBadges(step, spanName) {
-    if (!step) return null;
+  /** Model, token and cost badges of a waterfall row (what the step tree knows about the span,
+   * and its `model_calls` row: the cost). */
+  function modelBadges(step, spanName, call) {
+    if (!step && !call) return null;
+    step = step || { model: call.model, usage: { input_tokens: call.input_tokens, output_tokens: call.output_tokens } };
     const u = step.usage || {};
     const input = u.input_tokens;
     const output = u.output_tokens;
@@ -96,14 +98,34 @@
     return [tokens ? h("span", { class: "wf-badge wf-tokens", title: "input → output tokens" }, tokens) : null,
       model ? h("span", { class: "wf-badge wf-model" + (named ? " wf-model-named" : ""),
         title: "model " + model + (step.response_model && step.response_model !== model ? " (answered by " + step.response_model + ")" : "") },
-      model) : null];
+      model) : null,
+      call && call.cost_usd !== null && call.cost_usd !== undefined
+        ? h("span", { class: "wf-badge wf-cost", title: "cost (" + (call.cost_source || "?") + ")" }, TS.fmtCost(call.cost_usd))
+        : null];
   }
 
-  function waterfall(spans, selectedId, onSelect, steps) {
+  /** The trace header's totals line: model calls, tool calls, tokens, cost (from `traces`). */
+  function totalsLine(summary) {
+    if (!summary || summary.totals_received_at === null || summary.totals_received_at === undefined) {
+      return h("div", { class: "meta totals muted", id: "trace-totals" }, "agent totals: computed once the trace settles");
+    }
+    const parts = [
+      TS.fmtNum(summary.model_call_count) + " model calls",
+      TS.fmtNum(summary.tool_call_count) + " tool calls",
+      summary.total_tokens !== null ? TS.fmtNum(summary.input_tokens) + " in / " + TS.fmtNum(summary.output_tokens) + " out tokens" : "no token counts",
+      summary.cost_usd !== null ? TS.fmtCost(summary.cost_usd) + (Number(summary.unpriced_call_count) ? " (+" + summary.unpriced_call_count + " unpriced)" : "") : "cost unknown",
+      summary.models && summary.models.length ? summary.models.join(", ") : null,
+      summary.session_id ? "session " + summary.session_id : null,
+    ];
+    return h("div", { class: "meta totals", id: "trace-totals" }, parts.filter(Boolean).join(" · "));
+  }
+
+  function waterfall(spans, selectedId, onSelect, steps, calls) {
     const t0 = Math.min(...spans.map((s) => s.start || Infinity));
     const t1 = Math.max(...spans.map((s) => s.end || s.start || 0));
     const total = Math.max(t1 - t0, 0.001);
     const models = steps || new Map();
+    const costs = calls || new Map();
     const rows = spans.slice(0, MAX_ROWS).map((s) => {
       const left = (((s.start || t0) - t0) / total) * 100;
       const width = Math.max(((s.duration_ms || 0) / total) * 100, 0.3);
@@ -118,7 +140,7 @@
         dataset: { spanId: s.span_id }, onclick: () => onSelect(s.span_id), title: s.name },
         h("div", { class: "wf-name", style: { paddingLeft: 6 + s.depth * 14 + "px" } },
           err ? h("span", { class: "err-dot" }, "●") : null, h("span", { class: "wf-label" }, s.name || "(unnamed)"),
-          modelBadges(models.get(s.span_id), s.name)),
+          modelBadges(models.get(s.span_id), s.name, costs.get(s.span_id))),
         h("div", { class: "wf-track" },
           h("div", { class: "wf-bar" + (err ? " error" : ""), style: { left: Math.min(left, 99.7) + "%", width: Math.min(width, 100 - left) + "%" } }),
           label));
@@ -361,6 +383,7 @@
     ]);
     const stepRoots = stepData ? (Array.isArray(stepData) ? stepData : stepData.steps || []) : [];
     const models = modelSteps(stepRoots);
+    const calls = new Map(((tree && tree.model_calls) || []).map((c) => [c.span_id, c]));
     const spans = TS.normalizeSpans(tree);
     if (!spans.length) {
       root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "Trace not found"), h("p", {}, "No spans stored for " + traceId + ".")));
@@ -376,6 +399,7 @@
       h("h1", { id: "trace-title" }, rootSpan.name || "(unnamed)"),
       h("div", { class: "meta" }, [rootSpan.service_name, rootSpan.raw.project ? "project " + rootSpan.raw.project : null,
         TS.fmtTime(t0), TS.fmtDuration(t1 - t0), spans.length + " spans", errors ? errors + " errors" : "no errors"].filter(Boolean).join(" · ")),
+      totalsLine(tree && tree.trace),
       h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status)))),
       TS.addToDataset ? TS.addToDataset(traceId) : null));
 
@@ -404,7 +428,7 @@
       { id: "timeline", label: "Timeline", render: (el) => {
         const selected = byId.get(ui.span) || rootSpan;
         el.appendChild(h("div", { class: "split" },
-          waterfall(spans, selected.span_id, (id) => { ui.span = id; show(); }, models),
+          waterfall(spans, selected.span_id, (id) => { ui.span = id; show(); }, models, calls),
           spanDetails(selected, showInput)));
       } },
       { id: "scores", label: "Scores (" + scores.length + ")", render: (el) => {
