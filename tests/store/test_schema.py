@@ -72,3 +72,32 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     with Store(path) as second:
         second_rows = second.read("SELECT version FROM schema_version")
     assert first_rows == second_rows == [{"version": v} for v in range(1, SCHEMA_VERSION + 1)]
+
+
+def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
+    tmp_path: Path,
+) -> None:
+    """A database written before migration 3 (its scores without experiment_id) upgrades in
+    place: the four tables appear and score rows with an experiment id write and read back."""
+    import duckdb
+
+    from tracescore.store import MIGRATIONS
+
+    path = tmp_path / "old.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                 "description VARCHAR, applied_at TIMESTAMP)")
+    for version, description, statements in MIGRATIONS[:2]:
+        for statement in statements():
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, ?, now())", [version, description])
+    conn.execute("ALTER TABLE scores DROP COLUMN experiment_id")  # as migration 1 made it then
+    conn.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 3
+        assert _columns(store, "scores")[-1] == "experiment_id"
+        for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
+            assert _columns(store, table)
+        store.write_scores_sync([{"score_id": "s1", "scorer_id": "x", "score": 0.5,
+                                  "experiment_id": "e1"}])
+        assert store.read("SELECT experiment_id FROM scores") == [{"experiment_id": "e1"}]
