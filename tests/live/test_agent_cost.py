@@ -19,7 +19,7 @@ import pytest
 
 from tracescore.live import ConfigError, Pricing, TotalsMaintainer, parse_pricing
 from tracescore.live._rows import utc_now
-from tracescore.store import Store
+from tracescore.store import SCHEMA_VERSION, Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 INDEX: dict[str, Any] = json.loads((FIXTURES / "INDEX.json").read_text())
@@ -320,7 +320,8 @@ async def test_the_migration_backfills_an_old_database(tmp_path: Path) -> None:
     _downgrade_to_v1(path)
 
     with Store(path) as upgraded:
-        assert upgraded.read("SELECT max(version) AS v FROM schema_version")[0]["v"] == 2
+        assert upgraded.read("SELECT max(version) AS v FROM schema_version")[0]["v"] == (
+            SCHEMA_VERSION)  # 2 (traces table, model_calls) and every later migration
         pending = upgraded.read("SELECT count(*) AS n FROM traces WHERE "
                                 "totals_received_at IS NULL")[0]["n"]
         assert pending == len(expected)
