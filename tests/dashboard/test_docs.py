@@ -33,9 +33,12 @@ def test_every_page_is_documented() -> None:
             "".join(p.read_text() for p in (ROOT / "dashboards" / "web" / "js").glob("*.js")),
         )
     )
-    assert pages == {"overview", "traces", "trace", "scorers", "sessions", "sql"}
+    assert pages == {"overview", "traces", "trace", "scorers", "sessions", "sql", "datasets",
+                     "experiments"}
     for page in pages - {"trace"}:  # the trace page lives under #/traces/<trace_id>
         assert f"`#/{page}" in DOC, page
     assert "`#/traces/<trace_id>" in DOC
     assert "`#/sessions/<session_id>" in DOC
+    assert "`#/experiments/compare?" in DOC and "`#/datasets/<name>" in DOC
+    assert "**Add to dataset**" in DOC
     assert "#/overview" in app_js

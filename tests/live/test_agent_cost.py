@@ -321,7 +321,7 @@ async def test_the_migration_backfills_an_old_database(tmp_path: Path) -> None:
 
     with Store(path) as upgraded:
         assert upgraded.read("SELECT max(version) AS v FROM schema_version")[0]["v"] == (
-            SCHEMA_VERSION)
+            SCHEMA_VERSION)  # 2 (traces table, model_calls) and every later migration
         pending = upgraded.read("SELECT count(*) AS n FROM traces WHERE "
                                 "totals_received_at IS NULL")[0]["n"]
         assert pending == len(expected)

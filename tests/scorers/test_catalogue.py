@@ -62,3 +62,10 @@ def test_every_factory_is_exported_from_the_room_and_the_package() -> None:
         name = factory.__name__
         assert getattr(scorers, name) is factory and name in scorers.__all__
         assert getattr(tracescore, name) is factory and name in tracescore.__all__
+
+
+def test_lower_is_better_ids_are_catalogue_ids_that_measure_faults() -> None:
+    from tracescore.scorers import CATALOGUE, LOWER_IS_BETTER
+
+    assert LOWER_IS_BETTER <= set(CATALOGUE)
+    assert {"hallucination-scorer", "bias-scorer", "toxicity-scorer"} == set(LOWER_IS_BETTER)

@@ -12,7 +12,7 @@ SCORES = (
     "analyze_step_result preprocess_prompt analyze_prompt generate_score_prompt "
     "generate_reason_prompt input output ground_truth error metadata judge_input_tokens "
     "judge_output_tokens judge_total_tokens judge_reasoning_tokens judge_cached_input_tokens "
-    "judge_cost session_id"
+    "judge_cost session_id experiment_id"
 ).split()
 JUDGE_EXECUTIONS = (
     "execution_id score_id trace_id scorer_id step status prompt judge_model_id judge_provider "
@@ -78,3 +78,35 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     with Store(path) as second:
         second_rows = second.read("SELECT version FROM schema_version")
     assert first_rows == second_rows == [{"version": v} for v in range(1, SCHEMA_VERSION + 1)]
+
+
+def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
+    tmp_path: Path,
+) -> None:
+    """A database written before migrations 3 and 4 (its scores without session_id and
+    experiment_id) upgrades in place: the four dataset tables appear and score rows with an
+    experiment id write and read back."""
+    import duckdb
+
+    from tracescore.store import MIGRATIONS
+
+    path = tmp_path / "old.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                 "description VARCHAR, applied_at TIMESTAMP)")
+    for version, description, statements in MIGRATIONS[:2]:
+        for statement in statements():
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, ?, now())", [version, description])
+    for column in ("experiment_id", "session_id"):  # as migration 1 made scores then
+        conn.execute(f"ALTER TABLE scores DROP COLUMN {column}")
+    conn.execute("ALTER TABLE scoring_decisions DROP COLUMN session_id")
+    conn.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 4
+        assert _columns(store, "scores")[-1] == "experiment_id"
+        for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
+            assert _columns(store, table)
+        store.write_scores_sync([{"score_id": "s1", "scorer_id": "x", "score": 0.5,
+                                  "experiment_id": "e1"}])
+        assert store.read("SELECT experiment_id FROM scores") == [{"experiment_id": "e1"}]

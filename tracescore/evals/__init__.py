@@ -5,6 +5,15 @@ Importing this room is cheap: litellm, duckdb and httpx load only when a judge r
 is written.
 """
 
+from ._compare import compare_experiments, compare_results, list_experiments
+from ._compare_format import format_markdown, format_table
+from ._compare_models import (
+    ExperimentComparison,
+    ExperimentInfo,
+    ItemComparison,
+    ItemScoreChange,
+    ScorerComparison,
+)
 from ._errors import EvalError, EvalValidationError
 from ._models import (
     AgentResponse,
@@ -34,13 +43,23 @@ __all__ = [
     "EvalSummary",
     "EvalTurn",
     "EvalValidationError",
+    "ExperimentComparison",
+    "ExperimentInfo",
     "GateResult",
+    "ItemComparison",
     "ItemResult",
+    "ItemScoreChange",
+    "ScorerComparison",
     "ItemTurnResult",
     "ThresholdResult",
     "TurnResult",
     "WorkflowRunResult",
     "WorkflowScorerConfig",
+    "compare_experiments",
+    "compare_results",
+    "format_markdown",
+    "format_table",
+    "list_experiments",
     "run_evals",
     "run_evals_sync",
 ]

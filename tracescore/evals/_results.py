@@ -146,6 +146,8 @@ class EvalResult(_ResultModel):
     """This run's id; the ``eval_run_id`` of its rows in the ``scores`` table."""
     store_errors: list[str] = Field(default_factory=list)
     """Writes to ``store=`` that failed (the results above are complete regardless)."""
+    experiment_id: str | None = None
+    """The recorded experiment's id when ``experiment=`` was given (``experiments``)."""
 
     def __repr__(self) -> str:
         """Verdict, counts and averages; ``.items`` holds the rest."""

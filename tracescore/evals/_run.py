@@ -12,6 +12,7 @@ from typing import Any
 from ._aggregate import aggregate
 from ._errors import EvalValidationError
 from ._execute import ItemOutcome, ItemRunner
+from ._experiments import ExperimentRecorder, resolve_data
 from ._plan import build_plan
 from ._progress import Progress
 from ._results import EvalResult
@@ -34,6 +35,8 @@ async def run_evals(
     *,
     progress: bool | None = None,
     store_api_key: str | None = None,
+    experiment: str | None = None,
+    experiment_metadata: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Run ``target`` on every item of ``data``, score it, and return averages and a verdict.
 
@@ -43,7 +46,8 @@ async def run_evals(
             (``run(input, **options)``).
         data: items (dicts or ``EvalItem``) with exactly one of ``input``, ``inputs`` or
             ``turns``, plus ``ground_truth``, ``expected_trajectory``, ``request_context`` and
-            (workflows) ``start_options``.
+            (workflows) ``start_options``; or a ``Dataset``, or ``"name"``/``"name@version"``
+            of a dataset in ``store``.
         scorers: a list of scorers and ``{"scorer", "threshold"}`` entries, an
             ``AgentScorerConfig`` or a ``WorkflowScorerConfig``.
         gates: scorers that must average 1.0 across items; they run before the scorers.
@@ -58,12 +62,22 @@ async def run_evals(
         progress: draw a progress bar on stderr (default: when stderr is a terminal).
         store_api_key: the server's API key, sent as ``Authorization: Bearer`` with
             ``store="http(s)://..."``.
+        experiment: record the run as an experiment with this name (a label: each run gets a
+            new ``experiment_id``) in ``experiments``/``experiment_results``; needs ``store``.
+        experiment_metadata: a dict stored in ``experiments.metadata`` next to the git commit
+            and model, saying what changed.
 
     Raises:
         EvalValidationError: the data, scorers, gates or thresholds cannot be run (nothing ran).
     """
     kind = classify_target(target)
-    plan = build_plan(kind, data, scorers, gates)
+    if experiment is not None and store is None:
+        raise EvalValidationError(
+            "experiment= records the run in a store; pass store= (a database path or a "
+            "server URL) too"
+        )
+    source = await resolve_data(data, store, api_key=store_api_key)
+    plan = build_plan(kind, source.items, scorers, gates)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise EvalValidationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
     if target_options is not None and not isinstance(target_options, Mapping):
@@ -80,8 +94,19 @@ async def run_evals(
     eval_run_id = str(uuid.uuid4())
     name = target_name(target)
     sink = ScoreSink(store, api_key=store_api_key) if store is not None else None
+    recorder = None
     if sink is not None:
         await sink.open()
+    if sink is not None and experiment is not None:
+        try:
+            recorder = ExperimentRecorder.build(
+                sink, experiment, plan, source, target_name=name, target=target,
+                target_options=options, eval_run_id=eval_run_id,
+                user_metadata=experiment_metadata)
+            await recorder.begin()
+        except BaseException:
+            await sink.aclose()
+            raise
     runner = ItemRunner(plan, adapter, target_options=options,
                         trace_store=sink.trace_store if sink is not None else None,
                         fail_fast=fail_fast)
@@ -109,7 +134,9 @@ async def run_evals(
                     raise
         if sink is not None and outcome.runs:
             try:
-                rows, executions = rows_for_item(outcome, eval_run_id=eval_run_id, target=name)
+                rows, executions = rows_for_item(
+                    outcome, eval_run_id=eval_run_id, target=name,
+                    experiment_id=recorder.experiment_id if recorder is not None else None)
                 await sink.write(rows, executions)
             except Exception as exc:
                 logger.warning("writing eval scores of item %d failed: %s", outcome.plan.index,
@@ -125,9 +152,12 @@ async def run_evals(
             outcome = await runner.run(plan.items[index])
             outcomes[index] = outcome
             await finish(outcome)
+            if recorder is not None:
+                recorder.add(outcome)
             bar.advance(errored=outcome.result.error is not None)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(plan.items)))]
+    failed = True
     try:
         done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
         for task in pending:
@@ -137,15 +167,27 @@ async def run_evals(
         for task in workers:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
+        failed = False
     finally:
         for task in workers:
             task.cancel()
         bar.close()
+        finished = [o for o in outcomes if o is not None]
+        numbers = None if failed else aggregate(plan, finished)
+        if recorder is not None:
+            try:
+                await recorder.finish(
+                    status="failed" if numbers is None else "completed",
+                    item_count=len(finished),
+                    error_count=sum(1 for o in finished if o.result.error is not None),
+                    verdict=numbers.verdict if numbers is not None else None)
+            except Exception as exc:
+                logger.warning("writing experiment %s failed: %s", experiment, exc)
+                store_errors.append(f"experiment: {type(exc).__name__}: {exc}")
         if sink is not None:
             await sink.aclose()
 
-    finished = [o for o in outcomes if o is not None]
-    numbers = aggregate(plan, finished)
+    assert numbers is not None
     return EvalResult(
         scores=numbers.scores,
         summary=numbers.summary,
@@ -156,6 +198,7 @@ async def run_evals(
         items=[o.result for o in finished],
         eval_run_id=eval_run_id,
         store_errors=store_errors,
+        experiment_id=recorder.experiment_id if recorder is not None else None,
     )
 
 

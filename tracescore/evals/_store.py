@@ -69,22 +69,31 @@ class ScoreSink:
                 f"or a Store; got {type(store).__name__}"
             )
 
+    async def _post(self, path: str, body: dict[str, Any]) -> None:
+        response = await self._client.post(f"{self._url}{path}", json=_json(body))
+        if response.status_code >= 400:
+            raise RuntimeError(
+                f"POST {self._url}{path} answered {response.status_code}: {response.text[:300]}"
+            )
+
     async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]]) -> None:
         """Write one item's rows (one transaction, or one POST)."""
         if not scores:
             return
         if self._client is not None:
-            response = await self._client.post(
-                f"{self._url}/api/scores",
-                json={"scores": _json(scores), "judge_executions": _json(executions)},
-            )
-            if response.status_code >= 400:
-                raise RuntimeError(
-                    f"POST {self._url}/api/scores answered {response.status_code}: "
-                    f"{response.text[:300]}"
-                )
+            await self._post("/api/scores", {"scores": scores, "judge_executions": executions})
             return
         await self._store.write_scores(scores, executions)
+
+    async def write_experiment(self, experiment: dict[str, Any],
+                               results: list[dict[str, Any]]) -> None:
+        """Write an experiment's row (replacing it) and append its result rows."""
+        if self._client is not None:
+            await self._post("/api/experiments", {"experiment": experiment, "results": results})
+            return
+        from tracescore.store import experiment_writer
+
+        await self._store.write(experiment_writer(experiment, results))
 
     async def aclose(self) -> None:
         """Close what ``open`` opened (a Store passed in open is left open)."""
@@ -131,13 +140,16 @@ class HttpTraceRows:
 
 
 def rows_for_item(
-    outcome: ItemOutcome, *, eval_run_id: str, target: str | None
+    outcome: ItemOutcome, *, eval_run_id: str, target: str | None,
+    experiment_id: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``scores`` and ``judge_executions`` rows of one item's scorer runs."""
     scores: list[dict[str, Any]] = []
     executions: list[dict[str, Any]] = []
     for run in outcome.runs:
         row, judge_rows = _rows(run, eval_run_id=eval_run_id, target=target)
+        if experiment_id is not None:
+            row["experiment_id"] = experiment_id
         scores.append(row)
         executions.extend(judge_rows)
     return scores, executions

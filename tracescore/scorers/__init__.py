@@ -13,7 +13,7 @@ from . import checks
 from ._answer_relevancy import create_answer_relevancy_scorer
 from ._answer_similarity import create_answer_similarity_scorer
 from ._bias import create_bias_scorer
-from ._catalogue import CATALOGUE
+from ._catalogue import CATALOGUE, LOWER_IS_BETTER
 from ._checks_trajectory import (
     analyze_tool_failures,
     check_trajectory_blacklist,
@@ -54,6 +54,7 @@ from ._trajectory_scorers import (
 
 __all__ = [
     "CATALOGUE",
+    "LOWER_IS_BETTER",
     "Record",
     "RubricCriterion",
     "TrajectoryCheckError",

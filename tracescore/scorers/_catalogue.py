@@ -80,3 +80,11 @@ CATALOGUE: dict[str, Factory] = {
     "toxicity-scorer": create_toxicity_scorer,
 }
 """Prebuilt scorer id → factory (the id each factory's scorer carries by default)."""
+
+LOWER_IS_BETTER: frozenset[str] = frozenset({
+    "bias-scorer",
+    "hallucination-scorer",
+    "toxicity-scorer",
+})
+"""Catalogue ids whose score measures a fault (0 is best): a rise is a regression when
+experiments are compared; every other scorer is higher-is-better."""

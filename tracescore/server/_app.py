@@ -44,6 +44,7 @@ DEFAULT_HOOKS: tuple[str, ...] = (
 
 DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._dashboard:mount_dashboard",
+    "tracescore.server._datasets_api:mount_datasets",
     "tracescore.server._live:mount_live",
     "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",

@@ -22,8 +22,10 @@ from ._errors import (
     StoreUnavailable,
     WriteQueueFull,
 )
+from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
 from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
+from ._opened import opened_store
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store
@@ -50,8 +52,11 @@ __all__ = [
     "arrow_span_table",
     "check_sql",
     "column_names",
+    "experiment_writer",
     "fetch_spans_of",
+    "insert_arrow",
     "json_safe",
+    "opened_store",
     "ready_query",
     "rows_table",
     "stale_count_sql",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ._datasets_schema import DATASET_PRIMARY_KEYS, DATASET_TABLES, dataset_statements
 from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ SCORES: tuple[tuple[str, str], ...] = (
     ("judge_cached_input_tokens", "BIGINT"),
     ("judge_cost", "DOUBLE"),
     ("session_id", "VARCHAR"),
+    ("experiment_id", "VARCHAR"),
 )
 
 JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
@@ -191,6 +193,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "traces": TRACES,
     "model_calls": MODEL_CALLS,
     "monitor_events": MONITOR_EVENTS,
+    **DATASET_TABLES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -203,6 +206,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "traces": ("trace_id",),
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
+    **DATASET_PRIMARY_KEYS,
 }
 
 TRACES_VIEW = """
@@ -295,6 +299,8 @@ MIGRATIONS: list[Migration] = [
             SESSIONS_VIEW,
         ],
     ),
+    (4, "datasets, dataset_items, experiments, experiment_results, scores.experiment_id",
+     dataset_statements),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

@@ -28,12 +28,13 @@ import orjson
 
 from ._arrow import rows_table
 from ._errors import StoreClosed, StoreError, StoreUnavailable
+from ._experiment_rows import insert_arrow
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
 from ._traces_table import merge_span_batch
-from ._writer import Writer, WriterStats, unregister_quietly
+from ._writer import Writer, WriterStats
 
 log = logging.getLogger(__name__)
 
@@ -505,14 +506,8 @@ def _scores_writer(
             ("judge_executions", execution_table, "INSERT OR IGNORE"),
             ("scoring_decisions", decision_table, "INSERT OR REPLACE"),
         ):
-            if table is None:
-                continue
-            view = f"__tracescore_{name}"
-            conn.register(view, table)
-            try:
-                conn.execute(f"{verb} INTO {name} SELECT * FROM {view}")
-            finally:
-                unregister_quietly(conn, view)
+            if table is not None:
+                insert_arrow(conn, name, table, verb)
 
     return write
 

@@ -7,10 +7,12 @@ from ._assertions import (
     assert_verdict,
 )
 from ._llm_server import Reply, ScriptedLLMServer, error, token_logprobs
+from ._regression import assert_no_regression
 
 __all__ = [
     "Reply",
     "ScriptedLLMServer",
+    "assert_no_regression",
     "assert_passes_gates",
     "assert_passes_thresholds",
     "assert_score_above",

@@ -400,7 +400,8 @@
       h("div", { class: "meta" }, [rootSpan.service_name, rootSpan.raw.project ? "project " + rootSpan.raw.project : null,
         TS.fmtTime(t0), TS.fmtDuration(t1 - t0), spans.length + " spans", errors ? errors + " errors" : "no errors"].filter(Boolean).join(" · ")),
       totalsLine(tree && tree.trace),
-      h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status))))));
+      h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status)))),
+      TS.addToDataset ? TS.addToDataset(traceId) : null));
 
     const body = h("div");
     root.appendChild(body);

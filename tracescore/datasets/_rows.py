@@ -1,0 +1,99 @@
+"""Items ⇄ ``dataset_items`` rows: validation, ids, JSON values (pure, no database)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
+
+from tracescore.evals import EvalItem
+
+from ._errors import InvalidDatasetItem
+from ._models import DatasetItem
+
+JSON_FIELDS = ("input", "ground_truth", "expected_trajectory", "request_context", "metadata")
+"""Item fields stored as JSON columns."""
+
+
+def to_item(value: Any, index: int) -> DatasetItem:
+    """An item given as a ``DatasetItem``, an ``EvalItem`` or a dict, checked for storing."""
+    try:
+        if isinstance(value, DatasetItem):
+            item = value
+        elif isinstance(value, EvalItem):
+            item = DatasetItem.model_validate(value.model_dump(exclude_unset=True))
+        elif isinstance(value, Mapping):
+            item = DatasetItem.model_validate(dict(value))
+        else:
+            raise InvalidDatasetItem(
+                f"item {index}: expected a dict or an EvalItem, got {type(value).__name__}"
+            )
+    except ValidationError as exc:
+        raise InvalidDatasetItem(f"item {index}: {exc.errors()[0]['msg']}") from None
+    if item.inputs is not None or item.turns is not None:
+        raise InvalidDatasetItem(
+            f"item {index}: a dataset item holds one `input`; put a conversation's history "
+            "in that input as a list of messages instead of `inputs` or `turns`"
+        )
+    if "input" not in item.model_fields_set:
+        raise InvalidDatasetItem(f"item {index}: `input` is missing")
+    return item
+
+
+def item_rows(items: Iterable[Any], *, dataset_id: str, version: int, now: Any,
+              taken: set[str]) -> list[dict[str, Any]]:
+    """``dataset_items`` rows for new items; ids must be new to the dataset (``taken``)."""
+    rows: list[dict[str, Any]] = []
+    seen = set(taken)
+    for index, value in enumerate(items):
+        item = to_item(value, index)
+        item_id = item.item_id or uuid.uuid4().hex
+        if item_id in seen:
+            raise InvalidDatasetItem(
+                f"item {index}: item_id {item_id!r} is already in the dataset (ids are never "
+                "reused, even after removal); give a new id or leave it out"
+            )
+        seen.add(item_id)
+        row = {name: to_jsonable_python(getattr(item, name), fallback=repr)
+               for name in JSON_FIELDS}
+        rows.append({
+            **row,
+            "dataset_id": dataset_id,
+            "item_id": item_id,
+            "version_added": version,
+            "version_removed": None,
+            "source_trace_id": item.source_trace_id,
+            "source_span_id": item.source_span_id,
+            "created_at": now,
+        })
+    return rows
+
+
+def row_item(row: Mapping[str, Any]) -> DatasetItem:
+    """A stored ``dataset_items`` row as a ``DatasetItem`` (JSON text parsed)."""
+    values = {name: _loads(row.get(name)) for name in JSON_FIELDS}
+    return DatasetItem(
+        **values,
+        item_id=row["item_id"],
+        source_trace_id=row.get("source_trace_id"),
+        source_span_id=row.get("source_span_id"),
+        version_added=row.get("version_added"),
+    )
+
+
+def _loads(value: Any) -> Any:
+    return orjson.loads(value) if isinstance(value, str) else value
+
+
+def export_line(item: DatasetItem) -> dict[str, Any]:
+    """The JSONL form of an item (what ``--from-jsonl`` reads back)."""
+    line = {name: to_jsonable_python(getattr(item, name), fallback=repr)
+            for name in ("item_id", *JSON_FIELDS, "source_trace_id", "source_span_id")}
+    return {key: value for key, value in line.items() if value is not None or key == "input"}
+
+
+__all__ = ["JSON_FIELDS", "export_line", "item_rows", "row_item", "to_item"]
