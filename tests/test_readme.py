@@ -21,12 +21,25 @@ def test_opens_with_the_two_commands() -> None:
     assert commands == ["make serve", "make test"]
 
 
+def _python_block(marker: str) -> str:
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if marker in b]
+    return str(block)
+
+
 def test_library_example_runs() -> None:
-    block = re.search(r"```python\n(.*?)```", README, re.S)
-    assert block is not None
     namespace: dict[str, Any] = {}
-    exec(block.group(1), namespace)  # noqa: S102 - our own documentation
+    exec(_python_block("run_evals"), namespace)  # noqa: S102 - our own documentation
     assert namespace["result"].verdict == "passed"
+
+
+def test_judge_without_a_paid_key_example_runs(capsys: Any) -> None:
+    namespace: dict[str, Any] = {}
+    exec(_python_block("ScriptedLLMServer"), namespace)  # noqa: S102 - our own documentation
+    result = namespace["result"]
+    assert result.score == 0.8
+    [execution] = result.judge["generate_score"].executions
+    assert execution.usage.total_tokens > 0
+    assert capsys.readouterr().out.strip() == "0.8"
 
 
 def _commands(cmd: click.Command, path: list[str]) -> list[tuple[str, click.Command]]:

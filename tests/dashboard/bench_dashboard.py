@@ -66,6 +66,30 @@ def build(db: Path, traces: int) -> None:
           '{ATTRIBUTES}', '{{"service.name":"svc"}}', '[]', '[]', 'bench', '1.0', {start}
         FROM range({traces}) t(i), range(10) s(j)
     """)
+    # The writer keeps traces and the totals maintainer model_calls; rows inserted in SQL get
+    # both here: span columns from spans, one model call per chat span (150 → 20 tokens).
+    from tracescore.store._traces_table import fill_from_spans_sql
+
+    con.execute(fill_from_spans_sql())
+    con.execute("""
+        INSERT INTO model_calls (trace_id, span_id, project, service_name, agent_name, model,
+          provider, started_at, duration_ms, input_tokens, output_tokens, total_tokens, cost_usd,
+          cost_source, finish_reason, status)
+        SELECT trace_id, span_id, project, service_name, 'weather-agent', 'gpt-4o-mini',
+          'openai', start_time, duration_ms, 150, 20, 170, 150 * 1.5e-07 + 20 * 6e-07,
+          'litellm', 'stop', 'unset'
+        FROM spans WHERE name = 'chat gpt-4o-mini'
+    """)
+    con.execute("""
+        UPDATE traces SET model_call_count = m.n, tool_call_count = 10 - 1 - m.n,
+          input_tokens = m.i, output_tokens = m.o, total_tokens = m.t, cost_usd = m.c,
+          unpriced_call_count = 0, models = ['gpt-4o-mini'], agent_name = 'weather-agent',
+          totals_received_at = traces.last_received_at
+        FROM (SELECT trace_id, count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o,
+                     sum(total_tokens) AS t, sum(cost_usd) AS c
+              FROM model_calls GROUP BY 1) m
+        WHERE traces.trace_id = m.trace_id
+    """)
     con.execute(f"""
         INSERT INTO scores (score_id, trace_id, span_id, project, scorer_id, scorer_name,
           scorer_version, source, status, score, reason, created_at, duration_ms,
@@ -164,6 +188,7 @@ def main() -> None:
                     "traces",
                     "traces?scorer=answer-relevancy&max=0.1&status=error",
                     "traces?q=weather",
+                    "traces?sort=cost&mincost=0.0001",
                     f"traces/{some_trace}",
                     f"traces/{some_trace}?tab=scores",
                     "scorers",

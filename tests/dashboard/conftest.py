@@ -136,6 +136,20 @@ def score_rows() -> dict[str, list[dict[str, Any]]]:
             "judge_total_tokens": 459,
             "judge_cost": 0.000093,
         },
+        {
+            # Written by run_evals(store=...): an eval scorer the live registry does not know.
+            "score_id": "dash-s4",
+            "trace_id": WORKFLOW["traceId"],
+            "span_id": _root(WORKFLOW),
+            "project": "default",
+            "scorer_id": "dash-eval",
+            "scorer_name": "Eval check",
+            "scorer_version": "v1",
+            "source": "eval",
+            "status": "success",
+            "score": 1.0,
+            "reason": "exactly right",
+        },
     ]
     executions = [
         {

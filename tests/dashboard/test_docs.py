@@ -17,7 +17,8 @@ def test_every_http_route_is_documented() -> None:
     app = FastAPI()
     mount_dashboard(app)
     api = set(app.openapi()["paths"])
-    assert api == {"/api/traces/{trace_id}/scorer-input", "/api/traces/{trace_id}/steps"}
+    assert api == {"/api/traces/{trace_id}/scorer-input", "/api/traces/{trace_id}/steps",
+                   "/api/dashboard/info", "/api/dashboard/schema"}
     static = {getattr(route, "path", "") for route in app.routes} & {"/", "/ui"}
     assert static == {"/", "/ui"}
     for path in api | static:

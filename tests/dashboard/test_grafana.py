@@ -109,7 +109,9 @@ def test_every_queried_metric_is_exported_by_a_running_server(seeded_server: Ser
     missing = {where: names - exported for where, names in queried.items() if names - exported}
     assert missing == {}
     # Every metric the server exports is on the dashboard (the samples' helper series aside).
-    families = {n for n in exported if n.startswith("tracescore_") and not n.endswith("_created")}
+    # (A histogram's family name is never queried itself: its _bucket/_sum/_count series are.)
+    families = {n for n in exported if n.startswith("tracescore_") and not n.endswith("_created")
+                and n + "_bucket" not in exported}
     assert families <= set().union(*queried.values())
     # Labels grouped or matched on exist on the metric, wherever the server has samples of it.
     samples = _sample_labels(response.text)
@@ -123,3 +125,27 @@ def test_every_queried_metric_is_exported_by_a_running_server(seeded_server: Ser
     assert (
         checked >= 5
     )  # received by project, requests by transport/status, scores by scorer/status
+
+
+def test_a_fresh_server_has_a_series_for_every_queried_metric(
+    empty_server: ServerProcess,
+) -> None:
+    """No traffic yet: every metric the dashboard queries already has samples (at 0), so panels
+    show 0 instead of "No data" and alert rules can be written."""
+    response = httpx.get(f"{empty_server.url}/metrics", timeout=30)
+    assert response.status_code == 200
+    samples = _sample_labels(response.text)
+    queried = set().union(*_queried_names().values())
+    assert sorted(queried - set(samples)) == []
+    values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+              for line in response.text.splitlines() if line and not line.startswith("#")}
+    # Each registered scorer × status, each reason, each transport: present and 0.
+    for series in ('tracescore_scores_total{scorer_id="no-tool-errors",status="success"}',
+                   'tracescore_scores_total{scorer_id="tool-failures",status="failed"}',
+                   'tracescore_judge_tokens_total{kind="input",scorer_id="no-tool-errors"}',
+                   'tracescore_judge_cost_usd_total{scorer_id="trajectory-efficiency"}',
+                   'tracescore_spans_rejected_total{reason="decode_error"}',
+                   'tracescore_ingest_requests_total{status="ok",transport="grpc"}',
+                   'tracescore_ingest_requests_total{status="ok",transport="http"}',
+                   'tracescore_spans_received_total{project="default"}'):
+        assert values.get(series) == 0.0, series

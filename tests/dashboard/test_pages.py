@@ -115,7 +115,7 @@ def test_trace_page_waterfall_and_span_attributes(dashboard: Dashboard) -> None:
     expect(page.locator("#trace-title")).to_have_text("invoke_agent weather-agent")
     rows = page.locator(".waterfall .wf-row:not(.wf-head)")
     expect(rows).to_have_count(6)
-    assert rows.locator(".wf-name").all_inner_texts() == [
+    assert rows.locator(".wf-name .wf-label").all_inner_texts() == [
         "invoke_agent weather-agent",
         "chat gpt-4o-mini",
         "execute_tool get_weather",
@@ -231,7 +231,7 @@ def test_scorers_list_and_scorer_page(dashboard: Dashboard, seeded_server: Serve
     scored = sql(seeded_server, "SELECT count(*) FROM scores WHERE scorer_id = 'no-tool-errors'")[
         0
     ][0]
-    expect(live_row.locator("td").nth(3)).to_have_text(str(scored))  # runs
+    expect(live_row.locator("td").nth(4)).to_have_text(str(scored))  # runs
     dashboard.shot("scorers")
 
     page.locator("a.scorer-name", has_text="dash-relevancy").click()
@@ -257,7 +257,7 @@ def test_sql_page_runs_a_query_and_downloads_csv(
     page = dashboard.open("sql")
     query = (
         "SELECT scorer_id, score, reason FROM scores "
-        "WHERE scorer_id LIKE 'dash-%' ORDER BY score_id"
+        "WHERE scorer_id LIKE 'dash-%' AND source = 'live' ORDER BY score_id"
     )
     page.locator("#sql-input").fill(query)
     page.locator("#sql-run").click()

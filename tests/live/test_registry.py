@@ -97,6 +97,26 @@ def test_judge_entries_need_a_judge_model() -> None:
     assert settings.judge_model == "openai/gpt-4o-mini"
 
 
+def test_disabled_entries_need_no_id_and_are_never_scheduled() -> None:
+    _, registry = load(
+        {"use": "tracescore.live:trajectory_efficiency_scorer", "enabled": False},
+        {"use": "tracescore.live:faithfulness_scorer", "needs_judge": True},
+        {"use": "tracescore.scorers.checks:no_tool_errors"},
+    )
+    assert [r.id for r in registry] == ["trajectory-efficiency", "faithfulness-scorer",
+                                        "check-no-tool-errors"]
+    off, judge, on = registry
+    assert not off.enabled and off.disabled_reason == "enabled = false"
+    assert not judge.enabled and "TRACESCORE_JUDGE_MODEL" in (judge.disabled_reason or "")
+    assert [r.id for r in registry.enabled()] == ["check-no-tool-errors"]
+    with pytest.raises(ConfigError, match="entry #1.*cannot import"):
+        load({"use": "no_such_package.mod:thing", "enabled": False})
+    # A catalogue id names a disabled entry by itself (nothing is built).
+    _, catalogue = load({"use": "toxicity-scorer", "needs_judge": True, "enabled": False})
+    [reg] = list(catalogue)
+    assert reg.id == "toxicity-scorer" and reg.scorer is None and not reg.enabled
+
+
 def test_version_follows_the_entry_config() -> None:
     base = {"use": "m:a", "args": {"x": 1, "y": [1, 2]}, "target": "trace", "filter": None,
             "sample_rate": 1.0}

@@ -37,6 +37,10 @@ def test_sql_formats_through_the_server(server: ServerProcess, project: str) -> 
     assert json.loads(out)[0] == {"name": "span-0", "project": project}
     code, out, _ = _run("sql", query, "--param", project, "--url", server.url, "--format", "csv")
     assert list(csv.reader(io.StringIO(out)))[:2] == [["name", "project"], ["span-0", project]]
+    # Times say their zone (the dashboard can show local time; the CLI shows UTC).
+    code, out, _ = _run("sql", "SELECT min(start_time) AS t FROM spans WHERE project = ?",
+                        "--param", project, "--url", server.url)
+    assert code == 0 and out.splitlines()[-1] == "(1 row; times are UTC)"
 
 
 def test_sql_errors_are_sentences(server: ServerProcess) -> None:
@@ -66,8 +70,12 @@ def test_sql_and_export_on_a_database_file(tmp_path: Path) -> None:
     code, _, err = _run("export", str(target), "--db", str(db), "--since", "100000d")
     assert code == 0, err
     assert pq.read_table(target).num_rows == 4
-    code, _, err = _run("export", str(tmp_path / "none.parquet"), "--db", str(db), "--since", "1h")
+    assert "wrote 4 rows of spans (the default table; --table picks" in err
+    assert str(target) in err
+    code, _, err = _run("export", str(tmp_path / "none.parquet"), "--db", str(db), "--since", "1h",
+                        "--table", "spans")
     assert code == 0 and pq.read_table(tmp_path / "none.parquet").num_rows == 0
+    assert "wrote 0 rows of spans to" in err and "default table" not in err
     code, _, err = _run("export", str(target), "--db", str(db), "--since", "soon")
     assert code == 2 and "duration" in err
 
@@ -79,6 +87,7 @@ def test_export_through_the_server(server: ServerProcess, tmp_path: Path, projec
     assert code == 0, err
     table = pq.read_table(target)
     assert "span_count" in table.column_names and table.num_rows >= 1
+    assert f"of traces to {target}" in err and f"wrote {table.num_rows} row" in err
 
 
 def test_serve_config_errors_are_sentences(tmp_path: Path) -> None:
@@ -89,3 +98,17 @@ def test_serve_config_errors_are_sentences(tmp_path: Path) -> None:
     assert "bad.toml" in err and "[server].port" in err
     code, _, err = _run("serve", "--config", str(tmp_path / "missing.toml"))
     assert code == 1 and "does not exist" in err
+
+
+def test_config_default_prints_a_config_to_start_from(tmp_path: Path) -> None:
+    import tomllib
+
+    from tracescore.server import default_config_path, load_settings
+
+    code, out, _ = _run("config", "default")
+    assert code == 0 and out == default_config_path().read_text()
+    saved = tmp_path / "mine.toml"
+    saved.write_text(out.replace("http_port = 4318", "http_port = 4400"))
+    document = tomllib.loads(saved.read_text())
+    assert {entry["id"] for entry in document["scorers"]} >= {"no-tool-errors", "faithfulness"}
+    assert load_settings(saved).http_port == 4400

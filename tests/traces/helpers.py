@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,19 +17,68 @@ from tracescore.traces import Trace
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 INDEX: dict[str, Any] = json.loads((FIXTURES / "INDEX.json").read_text())
 SCENARIO: dict[str, Any] = json.loads((FIXTURES / "SCENARIO.json").read_text())
-# Only the shared captures for now: the issue-11 client captures (folders with a CLIENT.json, whose
-# `current_transform` says what today's transform gets wrong) join as the transform learns them.
+# The four shared captures (test_traces_fixtures.py); every capture, the issue-11 client captures
+# with their CLIENT.json included, is in ALL_FOLDERS (test_traces_clients.py).
 FOLDERS = sorted(f for f in INDEX if not (FIXTURES / f / "CLIENT.json").exists())
+ALL_FOLDERS = sorted(INDEX)
 
 
 @cache
 def fixture_rows(folder: str) -> tuple[dict[str, Any], ...]:
-    """Span rows of a fixture folder: its captured request body through ``span_dicts_from_otlp``."""
-    body = base64.b64decode((FIXTURES / folder / "0001-traces.b64").read_text())
-    content_type = json.loads((FIXTURES / folder / "0001-traces.meta.json").read_text())[
-        "content_type"
-    ]
-    return tuple(span_dicts_from_otlp(body, content_type=content_type))
+    """Span rows of a fixture folder: every captured request body (``NNNN-traces.b64``, in
+    order) through ``span_dicts_from_otlp``."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted((FIXTURES / folder).glob("[0-9][0-9][0-9][0-9]-traces.b64")):
+        body = base64.b64decode(path.read_text())
+        meta = json.loads(path.with_name(path.name.replace(".b64", ".meta.json")).read_text())
+        content_type = meta.get("content_type") or "application/x-protobuf"
+        rows.extend(span_dicts_from_otlp(body, content_type=content_type))
+    return tuple(rows)
+
+
+@cache
+def client_info(folder: str) -> dict[str, Any]:
+    """A fixture's ``CLIENT.json`` (empty for the shared captures, which have none)."""
+    path = FIXTURES / folder / "CLIENT.json"
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
+def gaps(folder: str, scenario: str) -> dict[str, str]:
+    """What the client does not capture in this scenario: assertion name → reason."""
+    out: dict[str, str] = {}
+    for gap in client_info(folder).get("gaps") or []:
+        if isinstance(gap, dict) and gap.get("assertion"):
+            if scenario in (gap.get("scenarios") or [scenario]):
+                out[str(gap["assertion"])] = str(gap.get("reason") or "not captured")
+    return out
+
+
+@cache
+def model_usage(folder: str) -> tuple[tuple[int, int], ...]:
+    """(prompt, completion) tokens the scripted LLM stand-in answered each request of the capture
+    with, in request order: recomputed from ``requests.jsonl`` with the kit's own stand-in."""
+    import importlib.util
+
+    kit = FIXTURES / "clients" / "kit" / "fake_openai.py"
+    spec = importlib.util.spec_from_file_location("_fixture_fake_openai", kit)
+    assert spec is not None and spec.loader is not None
+    fake = importlib.util.module_from_spec(spec)
+    argv, sys.argv = sys.argv, [str(kit)]  # the stand-in reads its port from argv on import
+    try:
+        spec.loader.exec_module(fake)
+    finally:
+        sys.argv = argv
+    out: list[tuple[int, int]] = []
+    for line in (FIXTURES / folder / "requests.jsonl").read_text().splitlines():
+        request = json.loads(line)
+        body = request["body"]
+        if request["path"].endswith("/responses"):
+            usage = fake.responses_result(body)["usage"]
+            out.append((usage["input_tokens"], usage["output_tokens"]))
+        else:
+            usage = fake.chat_completion(body)[3]
+            out.append((usage["prompt_tokens"], usage["completion_tokens"]))
+    return tuple(out)
 
 
 def trace_id_of(folder: str, scenario: str) -> str:
@@ -47,7 +97,22 @@ def fixture_trace(folder: str, scenario: str) -> Trace:
     return Trace.from_rows(fixture_rows(folder), trace_id=trace_id_of(folder, scenario))
 
 
+def scenario_tools(city: str) -> list[tuple[str, Any, Any, str]]:
+    """The scenario's tool calls for a city: (name, args, result, state)."""
+    return [
+        (
+            "get_weather",
+            {"city": city},
+            {"city": city, "temperatureC": 18, "condition": "cloudy"},
+            "result",
+        ),
+        ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
+    ]
+
+
 CASES = [(folder, scenario) for folder in FOLDERS for scenario in scenarios(folder)]
+ALL_CASES = [(folder, scenario) for folder in ALL_FOLDERS for scenario in scenarios(folder)]
+
 
 _ids = itertools.count(1)
 TRACE_ID = "0123456789abcdef0123456789abcdef"

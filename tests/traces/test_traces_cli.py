@@ -89,6 +89,36 @@ def test_show_scorer_input_and_json_from_db(db_file: Path) -> None:
     ]
 
 
+def test_explain_says_why_each_span_became_its_step(db_file: Path) -> None:
+    """--explain: per span the adapter, the step kind, what it is in the trajectory and the
+    rule that decided it; and why the default target was chosen."""
+    trace_id = trace_id_of(MASTRA, "turn1")
+    runner = CliRunner()
+    result = runner.invoke(main, ["trace", "show", trace_id, "--db", str(db_file), "--explain"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"trace {trace_id}  (18 spans)")
+    span_lines = [line for line in lines if line.lstrip().startswith("- ")]
+    assert len(span_lines) == 18
+    assert "mastra adapter → agent_run 'Weather Agent'" in span_lines[0]
+    calls = [line for line in span_lines if "a model_generation step (one model call" in line]
+    assert len(calls) == 3
+    # The model_generation wrapper over its steps says why it is not a call.
+    wrapper = next(line for line in span_lines if "mastra adapter → model_generation" in line)
+    assert "dropped: a model-call wrapper (model work with model calls beneath" in wrapper
+    assert lines[-1].startswith("default target: agent_run 'Weather Agent' [")
+    assert "the outermost agent run of the trace" in lines[-1]
+
+    as_json = runner.invoke(
+        main, ["trace", "show", trace_id, "--db", str(db_file), "--explain", "--json"]
+    )
+    data = json.loads(as_json.output)
+    assert data["target"]["kind"] == "agent_run"
+    assert data["target"]["span_id"] == data["spans"][0]["span_id"]
+    assert {s["adapter"] for s in data["spans"]} == {"mastra"}
+    assert [s["depth"] for s in data["spans"]][:2] == [0, 1]
+
+
 def test_show_errors_are_sentences(db_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["trace", "show", "0" * 32, "--db", str(db_file)])

@@ -150,12 +150,21 @@ def test_genai_event_form_joined_from_span_events_and_log_records() -> None:
     assert [m.content for m in run.input.system_messages] == [SYSTEM]
     assert run.output[0].content == ANSWER
     assert _invocations(trace) == [("weather", {"city": "Oslo"}, {"tempC": 3}, "result")]
+    # The tool ran untraced: its step comes from the call the model made and the result it got.
     assert _shape(trace) == [
         ("model_generation", "gpt-4o-mini"),
+        ("tool_call", "weather"),
         ("model_generation", "gpt-4o-mini"),
     ]
     steps = extract_trajectory_from_trace(trace).steps
-    assert [(s.prompt_tokens, s.finish_reason) for s in steps] == [(50, "tool_calls"), (80, "stop")]
+    assert [(s.tool_args, s.tool_result, s.success) for s in steps[1:2]] == [
+        ({"city": "Oslo"}, {"tempC": 3}, True)
+    ]
+    models = [s for s in steps if s.step_type == "model_generation"]
+    assert [(s.prompt_tokens, s.finish_reason) for s in models] == [
+        (50, "tool_calls"),
+        (80, "stop"),
+    ]
 
 
 def test_inference_details_event_carries_the_messages() -> None:
@@ -192,7 +201,7 @@ def test_inference_details_event_carries_the_messages() -> None:
     assert [m.content for m in run.input.input_messages] == [QUESTION]
     assert [m.content for m in run.input.system_messages] == [SYSTEM]
     assert run.output[0].content == ANSWER
-    assert scorer_input(trace)["kind"] == "span"
+    assert scorer_input(trace)["kind"] == "agent"  # a plain LLM-call trace (class 9)
 
 
 def test_older_flattened_genai_attributes() -> None:

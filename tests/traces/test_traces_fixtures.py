@@ -15,7 +15,7 @@ from tracescore.traces import (
     trace_to_agent_run,
 )
 
-from .helpers import CASES, INDEX, SCENARIO, fixture_trace
+from .helpers import CASES, INDEX, SCENARIO, fixture_trace, scenario_tools
 
 SYSTEM = SCENARIO["system_prompt"]
 TURN1_Q = SCENARIO["turn1"]["input_messages"][0]["text"]
@@ -61,16 +61,7 @@ def _shape(steps: list[Any]) -> list[Any]:
     return out
 
 
-def _turn1_tools(city: str) -> list[tuple[str, Any, Any, str]]:
-    return [
-        (
-            "get_weather",
-            {"city": city},
-            {"city": city, "temperatureC": 18, "condition": "cloudy"},
-            "result",
-        ),
-        ("convert_temperature", {"celsius": 18}, {"fahrenheit": 64.4}, "result"),
-    ]
+_turn1_tools = scenario_tools
 
 
 AGENT_LOOP = [

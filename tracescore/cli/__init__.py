@@ -1,4 +1,5 @@
-"""The ``tracescore`` command: serve, sql, export, trace, scorers, backfill, demo.
+"""The ``tracescore`` command: serve, sql, export, trace, cost, scorers, backfill, demo, check,
+config.
 
 Each topic's commands live in their own module and list themselves in ``COMMANDS``; those modules
 import only click at the top and everything heavy inside the command body, so
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import _live_commands, _server_commands, _trace_commands
+from . import _check_commands, _cost, _live_commands, _server_commands, _trace_commands
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,7 +19,7 @@ def main() -> None:
     """tracescore: store agent traces from OpenTelemetry, score them, query scores with SQL."""
 
 
-for _module in (_server_commands, _trace_commands, _live_commands):
+for _module in (_server_commands, _trace_commands, _cost, _live_commands, _check_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

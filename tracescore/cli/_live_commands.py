@@ -34,25 +34,25 @@ COMMANDS: list[click.Command] = []
 
 _config_option = click.option(
     "--config", "config", type=click.Path(dir_okay=False), default=None,
-    help="With --db: the config whose [[scorers]] to use (default: the embedded default).")
+    help="The config whose [[scorers]] to use: with --db the registry itself (default: the "
+         "embedded default); with --url it names the scorers and is compared with the "
+         "server's registry.")
 
-SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "sampled_out",
-                  "filtered_out", "over_budget", "avg_score", "judge_tokens", "judge_cost_usd")
+SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "retrying",
+                  "sampled_out", "filtered_out", "over_budget", "avg_score", "judge_tokens",
+                  "judge_cost_usd", "last_error")
 
 
-def _pick(url: str | None, db: str | None, config: str | None) -> None:
+def _pick(url: str | None, db: str | None) -> None:
     if url and db:
         raise click.UsageError("give either --url or --db, not both")
-    if config and not db:
-        raise click.UsageError("--config goes with --db; a server uses the config it started with")
 
 
-def _offline(db: str, config: str | None, *, read_only: bool) -> tuple[Any, Any]:
-    """An idle scheduler over ``db`` with the registry of ``config``, and its store."""
+def _file_setup(config: str | None) -> tuple[Any, Any, dict[str, str], Path]:
+    """Live settings, registry, start-up pauses and path of ``config`` (or the default)."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import LiveScheduler, load_live_config
+    from tracescore.live import check_judges, load_live_config
     from tracescore.server import ConfigError, read_config
-    from tracescore.store import Store, StoreError
 
     try:
         path, document = read_config(config or os.environ.get("TRACESCORE_CONFIG") or None)
@@ -60,10 +60,44 @@ def _offline(db: str, config: str | None, *, read_only: bool) -> tuple[Any, Any]
             document, source=str(path), base_dir=path.resolve().parent,
             judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None)
-        store = Store(db, read_only=read_only).open()
-    except (ConfigError, LiveConfigError, StoreError) as exc:
+        paused = check_judges(registry, source=str(path), warn=False)
+    except (ConfigError, LiveConfigError) as exc:
         raise click.ClickException(str(exc)) from None
-    return LiveScheduler(store, registry, settings), store
+    return settings, registry, paused, path
+
+
+def _offline(db: str, config: str | None, *, read_only: bool) -> tuple[Any, Any]:
+    """An idle scheduler over ``db`` with the registry of ``config``, and its store."""
+    from tracescore.live import LiveScheduler, start_paused
+    from tracescore.store import Store, StoreError
+
+    settings, registry, paused, _ = _file_setup(config)
+    try:
+        store = Store(db, read_only=read_only).open()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    live = LiveScheduler(store, registry, settings)
+    start_paused(live, paused)
+    return live, store
+
+
+def registry_differences(server_rows: list[dict[str, Any]], registry: Any,
+                         path: Path) -> list[str]:
+    """Sentences on how the server's scorers differ from the registry of config ``path``."""
+    on_server = {row["id"]: row for row in server_rows}
+    notes = []
+    for reg in registry:
+        row = on_server.get(reg.id)
+        if row is None:
+            notes.append(f"{reg.id}: in {path} but not on the server (restart the server "
+                         f"with --config {path} to run it)")
+        elif row.get("version") != reg.version:
+            notes.append(f"{reg.id}: the server runs version {str(row.get('version'))[:8]}, "
+                         f"{path} defines version {reg.version[:8]}")
+    in_file = {reg.id for reg in registry}
+    notes += [f"{sid}: on the server but not in {path}" for sid in on_server
+              if sid not in in_file]
+    return notes
 
 
 def _get(url: str, api_key: str | None, path: str, *, body: Any = None,
@@ -90,12 +124,14 @@ def _get(url: str, api_key: str | None, path: str, *, body: Any = None,
               default="table", show_default=True, help="Output format.")
 def scorers_command(url: str | None, db: str | None, config: str | None, api_key: str | None,
                     output_format: str) -> None:
-    """Each registered scorer: state, decision counts, average score, judge tokens and cost."""
+    """Each registered scorer: state (and why), decision counts, retrying pairs, the last error,
+    average score, judge tokens and cost."""
     import json
 
-    _pick(url, db, config)
+    _pick(url, db)
+    differences: list[str] = []
     if db:
-        from tracescore.live import scorer_summary
+        from tracescore.live import scorer_attention, scorer_summary
 
         live, store = _offline(db, config, read_only=True)
         try:
@@ -103,24 +139,37 @@ def scorers_command(url: str | None, db: str | None, config: str | None, api_key
             for row in status:
                 if row["state"] == "running":
                     row["state"] = "configured"
-            rows = scorer_summary(store.read, status)
+            rows = scorer_attention(store.read, scorer_summary(store.read, status))
         finally:
             store.close()
     else:
         rows = _get(url or DEFAULT_URL, api_key, "/api/live/scorers")["scorers"]
+        if config:
+            _, registry, _, path = _file_setup(config)
+            differences = registry_differences(rows, registry, path)
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2, default=str))
+        for line in differences:
+            click.echo(line, err=True)
         return
     table = [[_value(row, name) for name in SCORER_COLUMNS] for row in rows]
     click.echo(format_rows(list(SCORER_COLUMNS), table, "table"), nl=False)
     for row in rows:
         if row.get("note"):
             click.echo(f"{row['id']}: {row['state']}: {row['note']}")
+    if differences:
+        click.echo("the running server's registry differs from the config file:")
+        for line in differences:
+            click.echo(f"  {line}")
 
 
 def _value(row: dict[str, Any], name: str) -> Any:
+    from tracescore.live import short_text
+
     if name == "judge_tokens":
         return (row.get("judge_input_tokens") or 0) + (row.get("judge_output_tokens") or 0)
+    if name == "last_error":
+        return short_text(row.get("last_error"))
     value = row.get(name)
     if isinstance(value, float):
         return f"{value:.4g}" if name != "judge_cost_usd" else f"{value:.6f}"
@@ -146,10 +195,12 @@ def backfill_command(scorer_id: str, since: str, until: str | None, limit: int |
                      dry_run: bool, url: str | None, db: str | None, config: str | None,
                      api_key: str | None) -> None:
     """Score past traces with one scorer (source 'backfill'), through the live path."""
-    _pick(url, db, config)
+    _pick(url, db)
     if db:
         report = _backfill_file(db, config, scorer_id, since, until, limit, dry_run)
     else:
+        if config:
+            _check_server_has(url or DEFAULT_URL, api_key, config, scorer_id)
         body = {"scorer": scorer_id, "since": since, "until": until, "limit": limit,
                 "dry_run": dry_run}
         report = _get(url or DEFAULT_URL, api_key, "/api/live/backfill", body=body,
@@ -181,6 +232,28 @@ def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
+
+
+def _check_server_has(url: str, api_key: str | None, config: str, scorer_id: str) -> None:
+    """With --url and --config: refuse a scorer only the file has; warn when versions differ."""
+    _, registry, _, path = _file_setup(config)
+    rows = _get(url, api_key, "/api/live/scorers")["scorers"]
+    on_server = {row["id"]: row for row in rows}
+    mine = registry.get(scorer_id)
+    if scorer_id not in on_server and mine is not None:
+        raise click.ClickException(
+            f"scorer {scorer_id!r} is in {path} but the server at {url} does not have it; "
+            f"restart the server with --config {path}, or stop it and run backfill with --db "
+            "and --config")
+    if scorer_id not in on_server:
+        known = ", ".join(sorted({*on_server, *(reg.id for reg in registry)})) or "none"
+        raise click.ClickException(
+            f"scorer {scorer_id!r} is neither in {path} nor on the server at {url}; the "
+            f"scorers are: {known}")
+    if mine is not None and on_server[scorer_id].get("version") != mine.version:
+        click.echo(f"note: the server runs {scorer_id} version "
+                   f"{str(on_server[scorer_id].get('version'))[:8]}, {path} defines version "
+                   f"{mine.version[:8]}; backfilling with the server's", err=True)
 
 
 def describe_backfill(report: dict[str, Any]) -> str:
@@ -246,6 +319,8 @@ def demo_command(url: str | None, api_key: str | None, count: int, timeout_s: fl
             " judge_total_tokens AS judge_tokens, round(judge_cost, 6) AS judge_cost, reason "
             f"FROM scores WHERE trace_id IN ({listed}) ORDER BY trace_id, scorer_id")})
         click.echo(format_rows(answer["columns"], answer["rows"], "table"), nl=False)
+        click.echo("trace ids are shortened to 8 digits; any unique prefix works, e.g. "
+                   f"`tracescore trace show {ids[0][:8]} --url {url}`", err=True)
         if keep_running and server is not None:
             click.echo(f"the demo server keeps running on {url}; Ctrl-C stops it", err=True)
             server.wait()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def serve_command(
     log_level: str | None,
 ) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC), store them in DuckDB, serve the API."""
-    from tracescore.server import ConfigError, check_bind, load_settings, serve
+    from tracescore.server import ConfigError, ServeError, check_bind, load_settings, serve
 
     try:
         settings = load_settings(
@@ -88,8 +89,16 @@ def serve_command(
         serve(settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    except ServeError as exc:
+        raise CannotStart(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"cannot start the server: {exc}") from None
+        raise CannotStart(f"cannot start the server: {exc}") from None
+
+
+class CannotStart(click.ClickException):
+    """The server cannot start (a port in use, the database held elsewhere): exit code 2."""
+
+    exit_code = 2
 
 
 COMMANDS.append(serve_command)
@@ -137,6 +146,25 @@ def sql_command(
     timeout_s: float,
 ) -> None:
     """Run one read-only SQL statement against a server (--url) or a database file (--db)."""
+    columns, rows, truncated, reason = run_sql(sql, list(params), url=url, db=db,
+                                               api_key=api_key, timeout_s=timeout_s)
+    click.echo(format_rows(columns, rows, output_format), nl=False)
+    if truncated:
+        click.echo(f"(truncated at {len(rows)} rows: {reason or 'a limit was reached'})",
+                   err=True)
+
+
+def run_sql(
+    sql: str,
+    params: list[Any],
+    *,
+    url: str | None,
+    db: str | None,
+    api_key: str | None,
+    timeout_s: float,
+) -> tuple[list[str], list[list[Any]], bool, str | None]:
+    """Run a read-only statement on a server (``url``, default local) or a database file
+    (``db``): (columns, rows, truncated, truncated reason); errors are ``ClickException``."""
     if url and db:
         raise click.UsageError("give either --url or --db, not both")
     if db:
@@ -144,7 +172,7 @@ def sql_command(
 
         try:
             with Store(db, read_only=True) as store:
-                result = store.query(sql, list(params) or None)
+                result = store.query(sql, params or None)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         columns, rows, truncated = result.columns, result.rows, result.truncated
@@ -155,7 +183,7 @@ def sql_command(
         base = url or DEFAULT_URL
         try:
             with _client(base, api_key, timeout_s) as client:
-                response = client.post("/api/sql", json={"sql": sql, "params": list(params)})
+                response = client.post("/api/sql", json={"sql": sql, "params": params})
         except httpx.HTTPError as exc:
             raise _unreachable(base, exc) from None
         if response.status_code != 200:
@@ -163,10 +191,7 @@ def sql_command(
         answer = response.json()
         columns, rows, truncated = answer["columns"], answer["rows"], answer["truncated"]
         reason = answer.get("truncated_reason")
-    click.echo(format_rows(columns, rows, output_format), nl=False)
-    if truncated:
-        click.echo(f"(truncated at {len(rows)} rows: {reason or 'a limit was reached'})",
-                   err=True)
+    return columns, rows, bool(truncated), reason
 
 
 def _cell(value: Any) -> str:
@@ -202,8 +227,13 @@ def format_rows(columns: list[str], rows: list[list[Any]], output_format: str) -
 
     out = [line(columns), "-+-".join("-" * w for w in widths)]
     out.extend(line(row) for row in cells)
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    zone = "; times are UTC" if any(_TIMESTAMP.match(v) for row in cells for v in row) else ""
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}{zone})")
     return "\n".join(out) + "\n"
+
+
+# A stored time as the API sends it (naive UTC, ISO 8601): the table says which zone it is in.
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?$")
 
 
 COMMANDS.append(sql_command)
@@ -212,8 +242,8 @@ COMMANDS.append(sql_command)
 @click.command("export")
 @click.argument("output", type=click.Path(dir_okay=False, writable=True))
 @click.option("--table", default="spans", show_default=True,
-              type=click.Choice(["spans", "logs", "traces", "scores", "judge_executions",
-                                 "scoring_decisions"]),
+              type=click.Choice(["spans", "logs", "traces", "model_calls", "scores",
+                                 "judge_executions", "scoring_decisions"]),
               help="What to export.")
 @click.option("--since", default=None,
               help="Only rows newer than this: a duration (24h, 30m, 7d) or an ISO-8601 time.")
@@ -239,7 +269,14 @@ def export_command(
         _export_from_file(db, table, since, target)
     else:
         _export_from_server(url or DEFAULT_URL, api_key, table, since, target, timeout_s)
-    click.echo(f"wrote {target}", err=True)
+    import pyarrow.parquet as pq
+
+    rows = pq.read_metadata(target).num_rows
+    source = click.get_current_context().get_parameter_source("table")
+    hint = (" (the default table; --table picks logs, traces, scores, judge_executions or "
+            "scoring_decisions)" if source == click.core.ParameterSource.DEFAULT else "")
+    click.echo(f"wrote {rows} row{'' if rows == 1 else 's'} of {table}{hint} to {target}",
+               err=True)
 
 
 def _export_from_file(db: str, table: str, since: str | None, target: Path) -> None:

@@ -1,4 +1,4 @@
-"""CLI commands: trace show."""
+"""CLI commands: trace show (the step tree, then each model call's tokens and cost)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ def trace_group() -> None:
     help="Print what a scorer would see (input, output, trajectory) as JSON.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the normalized step tree as JSON.")
+@click.option(
+    "--explain",
+    "show_explain",
+    is_flag=True,
+    help="Per span: the adapter that claimed it, the step it became (or why it was dropped) "
+    "and why; and why the default target was chosen (with --json: as JSON).",
+)
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="HTTP timeout (s).")
 def show(
     trace_id: str,
@@ -54,19 +61,25 @@ def show(
     span_id: str | None,
     show_scorer_input: bool,
     as_json: bool,
+    show_explain: bool,
     timeout_s: float,
 ) -> None:
     """Print the normalized step tree of TRACE_ID (agent runs, model calls, tool calls, ...)."""
+    from tracescore.server import TraceIdError, check_trace_ref
     from tracescore.traces import (
         SpanNotFound,
         Trace,
         TraceNotFound,
+        explain,
+        render_explain,
         render_tree,
         scorer_input,
-        step_summary,
     )
 
-    trace_id = trace_id.strip().lower()
+    try:
+        trace_id = check_trace_ref(trace_id)  # 32 hex digits, or a unique prefix of 8+
+    except TraceIdError as exc:
+        raise click.BadParameter(str(exc), param_hint="TRACE_ID") from None
     if db is not None and url is not None:
         raise click.UsageError("give either --url or --db, not both")
     if db is not None:
@@ -75,21 +88,65 @@ def show(
         rows, logs = _rows_from_server(url or DEFAULT_URL, trace_id, timeout_s, api_key)
         if not rows:
             raise click.ClickException(
-                f"no spans stored for trace {trace_id}; check the id (32 hex digits) "
-                "or wait until the trace has been ingested"
+                f"no spans stored for trace {trace_id}; check the id (32 hex digits, or a "
+                "unique prefix of 8+) or wait until the trace has been ingested"
             )
-        trace = Trace.from_rows(rows, logs=logs, trace_id=trace_id)
+        trace = Trace.from_rows(rows, logs=logs, trace_id=str(rows[0]["trace_id"]))
     if show_scorer_input:
         try:
             data = scorer_input(trace, span_id)
         except (SpanNotFound, TraceNotFound) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    elif show_explain:
+        if as_json:
+            click.echo(json.dumps(explain(trace), indent=2, ensure_ascii=False, default=str))
+        else:
+            click.echo(render_explain(trace))
     elif as_json:
-        steps = [step_summary(step) for step in trace.steps]
+        from tracescore.server._dashboard import step_to_dict  # with inputs, outputs, messages
+
+        steps = [step_to_dict(step) for step in trace.steps]
         click.echo(json.dumps({"trace_id": trace.trace_id, "steps": steps}, indent=2, default=str))
     else:
         click.echo(render_tree(trace))
+        click.echo(spend_table(trace))
+
+
+def spend_table(trace: Any) -> str:
+    """The trace's model calls (model, tokens, cost) and its total, priced from litellm's local
+    cost map (a cost the span reports wins)."""
+    from tracescore.live import Pricing, price_calls
+    from tracescore.traces import trace_spend
+
+    calls = price_calls(trace_spend(trace), Pricing())
+    if not calls:
+        return "model calls: none"
+    lines = ["model calls:"]
+    total_in = total_out = 0
+    total_cost = 0.0
+    unpriced = 0
+    for call in calls:
+        cost = call["cost_usd"]
+        total_in += call["input_tokens"] or 0
+        total_out += call["output_tokens"] or 0
+        if cost is None:
+            unpriced += 1
+        else:
+            total_cost += cost
+        shown = f"${cost:.6f} ({call['cost_source']})" if cost is not None else "cost unknown"
+        lines.append(
+            f"  {call['span_id']}  {call['model'] or '(unknown model)'}  "
+            f"in {_tokens(call['input_tokens'])}  out {_tokens(call['output_tokens'])}  {shown}"
+        )
+    tail = f", {unpriced} unpriced" if unpriced else ""
+    lines.append(f"total: {len(calls)} model calls, {total_in} input + {total_out} output "
+                 f"tokens, ${total_cost:.6f}{tail}")
+    return "\n".join(lines)
+
+
+def _tokens(value: Any) -> str:
+    return "?" if value is None else str(value)
 
 
 def _trace_from_db(path: str, trace_id: str) -> Any:
@@ -108,9 +165,11 @@ def _trace_from_db(path: str, trace_id: str) -> Any:
         raise click.ClickException(
             f"cannot open {path} read-only ({exc}); if a server is using it, use --url instead"
         ) from None
+    from tracescore.server import TraceIdError, resolve_trace_id
+
     try:
-        return load_trace(store, trace_id)
-    except TraceNotFound as exc:
+        return load_trace(store, resolve_trace_id(store.read, trace_id))
+    except (TraceNotFound, TraceIdError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()

@@ -114,6 +114,13 @@ class ItemResult(_ResultModel):
         """``failed`` when the item recorded an error."""
         return "failed" if self.error else "success"
 
+    def __repr__(self) -> str:
+        scores = {k: getattr(v, "score", None) for k, v in self.scorer_results.items()}
+        error = f", error={self.error!r}" if self.error else ""
+        return f"ItemResult(index={self.index}, status={self.status!r}, scores={scores}{error})"
+
+    __str__ = __repr__
+
 
 class EvalResult(_ResultModel):
     """The outcome of ``run_evals``."""
@@ -139,3 +146,25 @@ class EvalResult(_ResultModel):
     """This run's id; the ``eval_run_id`` of its rows in the ``scores`` table."""
     store_errors: list[str] = Field(default_factory=list)
     """Writes to ``store=`` that failed (the results above are complete regardless)."""
+
+    def __repr__(self) -> str:
+        """Verdict, counts and averages; ``.items`` holds the rest."""
+        def rounded(value: Any) -> Any:
+            if isinstance(value, float):
+                return round(value, 4)
+            if isinstance(value, dict):
+                return {k: rounded(v) for k, v in value.items()}
+            return value
+
+        s = self.summary
+        parts = [f"verdict={self.verdict!r}", f"items={s.total_items}", f"errors={s.errors}",
+                 f"scores={rounded(self.scores)}"]
+        if s.not_scorable:
+            parts.append(f"not_scorable={s.not_scorable}")
+        failed = [g.id for g in self.gate_results or () if not g.passed]
+        failed += [t.id for t in self.threshold_results or () if not t.passed]
+        if failed:
+            parts.append(f"failed={failed}")
+        return f"EvalResult({', '.join(parts)})"
+
+    __str__ = __repr__

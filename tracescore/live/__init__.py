@@ -6,6 +6,7 @@ every decision. Loading a trace, running a scorer and writing rows are calls int
 ``tracescore.traces``, ``tracescore.scoring`` and ``tracescore.store``.
 """
 
+from ._attention import scorer_attention, short_text
 from ._backfill import backfill, scorer_summary
 from ._budget import BudgetGuard, BudgetUsage, over_budget_reason
 from ._config import (
@@ -25,6 +26,8 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
+from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
+from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for
@@ -33,10 +36,21 @@ from ._scheduler import LiveScheduler
 from ._selection import INTERNAL_MARKER
 from ._setup import check_filters, load_live_config
 from ._stats import LiveStats
+from ._totals import (
+    AGENT_TOKEN_KINDS,
+    DURATION_BUCKETS_S,
+    AgentSpendStats,
+    TotalsMaintainer,
+    price_calls,
+)
 
 __all__ = [
+    "AGENT_TOKEN_KINDS",
+    "DURATION_BUCKETS_S",
     "INTERNAL_MARKER",
+    "JudgeProbe",
     "TARGETS",
+    "AgentSpendStats",
     "BudgetGuard",
     "BudgetSettings",
     "BudgetUsage",
@@ -44,28 +58,38 @@ __all__ = [
     "LiveScheduler",
     "LiveSettings",
     "LiveStats",
+    "ModelPrice",
     "PairKey",
+    "Pricing",
     "RegisteredScorer",
     "Registry",
     "RetryDecision",
     "RetryPolicy",
     "ScorerEntry",
+    "TotalsMaintainer",
     "answer_relevancy_scorer",
     "backfill",
     "build_scorer",
+    "check_judges",
     "check_filters",
     "faithfulness_scorer",
     "hallucination_scorer",
     "is_sampled",
     "load_live_config",
     "over_budget_reason",
+    "probe_judges",
     "parse_live_settings",
+    "parse_pricing",
     "parse_scorer_entries",
+    "price_calls",
     "sample_fraction",
     "score_id_for",
+    "scorer_attention",
     "scorer_summary",
     "scorer_version",
     "send_agent_traces",
+    "short_text",
+    "start_paused",
     "tool_failures_scorer",
     "trajectory_efficiency_scorer",
     "uses_judge",

@@ -6,7 +6,7 @@ beneath, messages and token usage on the spans), the way an instrumented Python 
 Every fourth run has a tool call that fails and is retried, every fifth one repeats a call, so
 the default scorers have something to find. ``tracescore demo``, the live tests and the live
 benchmark use it; it needs ``opentelemetry-sdk`` and ``opentelemetry-exporter-otlp-proto-http``
-(the ``dev`` extra).
+(the ``demo`` extra: ``pip install 'tracescore[demo]'``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def send_agent_traces(
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise RuntimeError(
-            "sending demo traces needs the OpenTelemetry SDK: pip install 'tracescore[dev]' "
+            "sending demo traces needs the OpenTelemetry SDK: pip install 'tracescore[demo]' "
             f"(or opentelemetry-sdk opentelemetry-exporter-otlp-proto-http): {exc}"
         ) from None
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else None

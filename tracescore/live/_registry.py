@@ -150,11 +150,14 @@ class Registry:
         scorer: Scorer[Any, Any] | None = None
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
-        elif entry.id is None and catalogue_factory(entry.use) is None:
-            # a catalogue id names the entry itself; an import path needs an id
-            raise ConfigError(f"{where}: key 'id': a disabled entry needs an id")
+        # A disabled entry without an id: a catalogue id names it; an import path is built once
+        # to learn the scorer's own id (never scheduled).
+        scorer_id = entry.id or (
+            scorer.id if scorer is not None
+            else entry.use if catalogue_factory(entry.use) is not None
+            else _disabled_id(entry, args, base_dir=base_dir, where=where))
         item = RegisteredScorer(
-            id=entry.id or (scorer.id if scorer is not None else entry.use),
+            id=scorer_id,
             scorer=scorer, version=version, use=entry.use, target=entry.target,
             sample_rate=entry.sample_rate, filter=entry.filter,
             enabled=disabled_reason is None, disabled_reason=disabled_reason,
@@ -188,6 +191,19 @@ class Registry:
             )
         self._by_id[item.id] = item
         return item
+
+
+DISABLED_JUDGE_MODEL = "judge-model-not-set"
+"""The ``model`` a disabled judge entry is built with to learn its id (no call is made)."""
+
+
+def _disabled_id(entry: ScorerEntry, args: Mapping[str, Any], *, base_dir: Path | None,
+                 where: str) -> str:
+    """The id of a disabled entry without ``id``: the scorer's own, from building it once (a
+    judge entry without a judge model gets a placeholder model); it is never scheduled."""
+    if entry.needs_judge and "model" not in args:
+        args = {**args, "model": DISABLED_JUDGE_MODEL}
+    return build_scorer(entry.use, args, base_dir=base_dir, where=where).id
 
 
 def _scorer_class() -> type[Scorer[Any, Any]]:

@@ -170,7 +170,7 @@ class LiveScheduler:
         except Exception as exc:
             raise ConfigError(
                 f"scorer {reg.id!r}: key 'filter': {reg.filter!r} is not a valid SQL predicate "
-                f"over the traces view: {str(exc).splitlines()[0]}"
+                f"over the traces table: {str(exc).splitlines()[0]}"
             ) from None
 
     async def start(self) -> None:

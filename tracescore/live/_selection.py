@@ -123,8 +123,8 @@ WHERE d.decision IN ('pending', 'retrying', 'over_budget')
 
 
 def filter_query(predicate: str, trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
-    """The traces among ``trace_ids`` that match a scorer's filter (over the ``traces`` view;
-    ``list_contains`` lets DuckDB push the ids into the scan below the view's GROUP BY)."""
+    """The traces among ``trace_ids`` that match a scorer's filter (over the maintained
+    ``traces`` table, one row per trace)."""
     return (
         f"SELECT trace_id FROM traces WHERE list_contains(?::VARCHAR[], trace_id) "
         f"AND ({predicate})",

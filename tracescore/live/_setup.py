@@ -68,7 +68,7 @@ def check_filters(registry: Registry, *, source: str = "the config file") -> Non
             except duckdb.Error as exc:
                 raise ConfigError(
                     f"[[scorers]] id {reg.id!r} in {source}: key 'filter': {reg.filter!r} is not "
-                    f"a valid SQL predicate over the traces view: {str(exc).splitlines()[0]}"
+                    f"a valid SQL predicate over the traces table: {str(exc).splitlines()[0]}"
                 ) from None
     finally:
         conn.close()

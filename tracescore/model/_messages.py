@@ -7,6 +7,7 @@ These mirror Mastra's ``MastraDBMessage`` and ``ScorerRunInputForAgent`` in Pyth
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -145,9 +146,35 @@ class Message(Model):
         """The message text (same as ``content``)."""
         return self.content
 
+    def __str__(self) -> str:
+        """``role: text`` with one ``→ tool(args) = result`` line per tool call."""
+        lines = [f"{self.role}: {self.content}".rstrip()]
+        for call in self.tool_invocations:
+            result = "" if call.result is None else f" = {_short(call.result)}"
+            lines.append(f"  → {call.tool_name}({_short(call.args)}){result}")
+        return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class AgentInput(Model):
-    """What an agent-type scorer sees as input (Mastra's ``ScorerRunInputForAgent``)."""
+    """What an agent-type scorer sees as input (Mastra's ``ScorerRunInputForAgent``).
+
+    ``str(agent_input)`` is the conversation, one message per line block, in the order the
+    model saw it: system, tagged system, remembered, then this run's input.
+    """
+
+    def __str__(self) -> str:
+        """The readable conversation (see the class docstring)."""
+        blocks = [str(m) for m in self.system_messages]
+        for tag, messages in self.tagged_system_messages.items():
+            blocks += [f"[{tag}] {m}" for m in messages]
+        blocks += [str(m) for m in self.remembered_messages]
+        blocks += [str(m) for m in self.input_messages]
+        return "\n".join(blocks) or "(no messages)"
 
     input_messages: list[Message] = Field(default_factory=list)
     """This run's new input (usually the user's message)."""

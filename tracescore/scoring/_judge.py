@@ -7,6 +7,8 @@ keeps the scorer's model and instructions and changes only the settings.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -40,6 +42,29 @@ _DEFAULTS: dict[str, Any] = {
 }
 _INJECTION_MODES = ("auto", "inline", "system", True, False)
 _PROCESSOR_FIELDS = ("input_processors", "output_processors", "error_processors")
+
+
+_warming: threading.Thread | None = None
+
+
+def warm_litellm() -> None:
+    """Start importing litellm (≈3.5–5 s) on a background thread, once per process, so the
+    first judge call of a script does not pay for it; a call made meanwhile waits for the same
+    import. A ``Judge`` with a model calls this when it is made."""
+    global _warming
+    if _warming is not None or "litellm" in sys.modules:
+        return
+
+    def load() -> None:
+        from ._judge_call import load_litellm
+
+        try:
+            load_litellm()
+        except Exception:  # noqa: BLE001 - the judge call itself reports a broken install
+            pass
+
+    _warming = threading.Thread(target=load, name="tracescore-litellm-import", daemon=True)
+    _warming.start()
 
 
 class Judge:
@@ -107,6 +132,8 @@ class Judge:
         }
         explicit = frozenset(k for k, v in given.items() if v is not UNSET)
         self._assign({k: given[k] for k in explicit}, explicit)
+        if self.model:
+            warm_litellm()
 
     def _assign(self, values: Mapping[str, Any], explicit: frozenset[str]) -> None:
         mode = values.get("json_prompt_injection", "auto")

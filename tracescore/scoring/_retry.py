@@ -32,6 +32,9 @@ _BAD_REQUEST_NAMES = frozenset({
     "ContentPolicyViolationError", "JSONSchemaValidationError", "JudgeOutputError",
     "ScorerDefinitionError",
 })
+# Raised before any request when no key is set; litellm wraps it as a 500 (InternalServerError).
+_MISSING_KEY_MARKERS = ("missing credentials", "api_key client option must be set",
+                        "no api key provided", "api key not found")
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window",
                     "too many tokens", "prompt is too long")
 
@@ -77,7 +80,7 @@ def error_kind(exc: BaseException) -> _ErrorKind:
         return "context_length"
     if "RateLimitError" in names or status == 429:
         return "rate_limit"
-    if names & _AUTH_NAMES or status in (401, 403):
+    if names & _AUTH_NAMES or status in (401, 403) or any(m in text for m in _MISSING_KEY_MARKERS):
         return "auth"
     if names & _BAD_REQUEST_NAMES:
         return "bad_request"

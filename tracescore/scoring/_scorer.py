@@ -134,6 +134,12 @@ class Scorer(Generic[InputT, OutputT]):
     def __repr__(self) -> str:
         return f"Scorer(id={self.id!r}, steps={list(self._steps)})"
 
+    @property
+    def judges(self) -> tuple[Judge, ...]:
+        """The effective judge of each prompt step, in step order (empty for a code scorer);
+        what start-up checks and ``tracescore check`` look at."""
+        return tuple(judge for _, judge in self._plan if judge is not None)
+
     # builders -----------------------------------------------------------------------------
 
     def _with_step(self, name: StepName, step: Step) -> Scorer[InputT, OutputT]:

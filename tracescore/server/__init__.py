@@ -7,7 +7,7 @@
 
 from ._api import EXPORT_TIME_COLUMNS, span_tree
 from ._app import DEFAULT_HOOKS, DEFAULT_MOUNTS, LifespanHook, create_app, open_store
-from ._errors import ConfigError
+from ._errors import ConfigError, ServeError, TraceIdError
 from ._handlers import error_body
 from ._ingest_stats import IngestStats
 from ._serve import serve
@@ -20,6 +20,7 @@ from ._settings import (
     read_config,
 )
 from ._timeparse import parse_since
+from ._trace_ids import check_trace_ref, resolve_trace_id
 
 __all__ = [
     "DEFAULT_HOOKS",
@@ -29,8 +30,11 @@ __all__ = [
     "ConfigError",
     "IngestStats",
     "LifespanHook",
+    "ServeError",
     "Settings",
+    "TraceIdError",
     "check_bind",
+    "check_trace_ref",
     "create_app",
     "default_config_path",
     "error_body",
@@ -38,6 +42,7 @@ __all__ = [
     "open_store",
     "parse_since",
     "read_config",
+    "resolve_trace_id",
     "serve",
     "span_tree",
 ]

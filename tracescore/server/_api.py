@@ -7,7 +7,6 @@ turned into the one error shape by ``_errors_http``.
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,12 @@ from ._timeparse import parse_since
 
 router = APIRouter()
 
-_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
 
 EXPORT_TIME_COLUMNS = {
     "spans": "start_time",
     "logs": "log_time",
     "traces": "start_time",
+    "model_calls": "started_at",
     "scores": "created_at",
     "judge_executions": "created_at",
     "scoring_decisions": "updated_at",
@@ -85,6 +84,19 @@ async def post_sql(request: Request, body: SqlRequest) -> Response:
     return Response(answer, media_type="application/json")
 
 
+TRACE_LIST_COLUMNS = (
+    "trace_id, project, service_name, root_span_id, root_span_name, start_time, end_time, "
+    "duration_ms, span_count, error_count, model_call_count, tool_call_count, input_tokens, "
+    "output_tokens, total_tokens, cost_usd, models, agent_name, session_id, user_id"
+)
+"""The columns ``GET /api/traces`` returns per trace."""
+TRACE_SORTS = (
+    "start_time", "duration_ms", "span_count", "error_count", "model_call_count",
+    "total_tokens", "cost_usd",
+)
+"""Columns ``GET /api/traces?sort=`` accepts."""
+
+
 @router.get("/api/traces", tags=["query"])
 async def list_traces(
     request: Request,
@@ -94,9 +106,19 @@ async def list_traces(
     until: str | None = Query(None, description="24h, 30m, 7d or an ISO-8601 time"),
     limit: int = Query(50, ge=1, le=1000),
     offset: int = Query(0, ge=0),
+    min_cost_usd: float | None = Query(None, ge=0, description="only traces costing more"),
+    sort: str = Query("start_time", description=f"one of {', '.join(TRACE_SORTS)}"),
+    order: str = Query("desc", pattern="^(asc|desc)$"),
 ) -> dict[str, Any]:
-    """Recent traces (newest first) from the ``traces`` view, filtered."""
-    where, params = [], []
+    """Recent traces (newest first, or sorted by ``sort``) from the ``traces`` table, with
+    the agent's totals (model calls, tokens, cost), filtered."""
+    if sort not in TRACE_SORTS:
+        raise HTTPException(400, f"sort must be one of {', '.join(TRACE_SORTS)}; got {sort!r}")
+    where: list[str] = []
+    params: list[Any] = []
+    if min_cost_usd is not None:
+        where.append("cost_usd > ?")
+        params.append(min_cost_usd)
     if project:
         where.append("project = ?")
         params.append(project)
@@ -112,9 +134,8 @@ async def list_traces(
         params.append(until_at)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     sql = (
-        "SELECT trace_id, project, service_name, root_span_id, root_span_name, start_time, "
-        "end_time, duration_ms, span_count, error_count FROM traces "
-        f"{clause} ORDER BY start_time DESC, trace_id LIMIT {limit} OFFSET {offset}"
+        f"SELECT {TRACE_LIST_COLUMNS} FROM traces {clause} "
+        f"ORDER BY {sort} {order.upper()} NULLS LAST, trace_id LIMIT {limit} OFFSET {offset}"
     )
     from tracescore.store import json_safe
 
@@ -137,12 +158,23 @@ def span_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return roots
 
 
+async def full_trace_id(store: Any, text: str) -> str:
+    """The trace id ``text`` names (see ``_trace_ids``), or the HTTP error to answer."""
+    from ._errors import TraceIdError
+    from ._trace_ids import resolve_trace_id
+
+    try:
+        return await asyncio.to_thread(resolve_trace_id, store.read, text)
+    except TraceIdError as exc:
+        raise HTTPException(exc.status_code, str(exc)) from None
+
+
 @router.get("/api/traces/{trace_id}", tags=["query"])
 async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
-    """One trace: its summary, its spans as a tree, and its log records."""
-    if not _TRACE_ID.match(trace_id):
-        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    """One trace (a full id or a unique prefix of 8+ hex digits): its summary, its spans as a
+    tree, and its log records."""
     store = request.app.state.store
+    trace_id = await full_trace_id(store, trace_id)
     from tracescore.store import json_safe
 
     spans = await asyncio.to_thread(store.fetch_trace_rows, trace_id)
@@ -150,11 +182,16 @@ async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
         raise HTTPException(404, f"no spans stored for trace {trace_id.lower()}")
     logs = await asyncio.to_thread(store.fetch_trace_logs, trace_id)
     summary = await store.aread("SELECT * FROM traces WHERE trace_id = ?", [trace_id.lower()])
+    calls = await store.aread(
+        "SELECT * FROM model_calls WHERE trace_id = ? ORDER BY started_at, span_id",
+        [trace_id.lower()],
+    )
     return {
         "trace_id": trace_id.lower(),
         "trace": json_safe(summary[0]) if summary else None,
         "spans": span_tree(spans),
         "logs": logs,
+        "model_calls": [json_safe(row) for row in calls],
     }
 
 

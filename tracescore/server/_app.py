@@ -36,12 +36,16 @@ log = logging.getLogger(__name__)
 
 LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
-DEFAULT_HOOKS: tuple[str, ...] = ("tracescore.server._live:live_lifespan",)
+DEFAULT_HOOKS: tuple[str, ...] = (
+    "tracescore.server._live:live_lifespan",
+    "tracescore.server._totals:totals_lifespan",
+)
 """Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing)."""
 
 DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._dashboard:mount_dashboard",
     "tracescore.server._live:mount_live",
+    "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
@@ -85,8 +89,11 @@ def open_store(settings: Settings) -> Any:
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state = app.state
-    store = open_store(state.settings)
-    await asyncio.to_thread(store.open)
+    store = state.store  # ``serve`` opens it before uvicorn starts; else it is opened here
+    if store is None:
+        store = open_store(state.settings)
+    if not store.is_open:
+        await asyncio.to_thread(store.open)
     state.store = store
     from tracescore.ingest import DecodePool
 
@@ -98,11 +105,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         if state.settings.grpc:
             from ._otlp_grpc import start_grpc
 
-            state.grpc_server, state.grpc_port = await start_grpc(state)
+            try:
+                state.grpc_server, state.grpc_port = await start_grpc(state)
+            except OSError as exc:
+                state.startup_error = str(exc)
+                raise
         async with contextlib.AsyncExitStack() as hooks:
             for hook in list(state.lifespan_hooks):
                 await hooks.enter_async_context(hook(app))
-            log.info("tracescore ready (database %s)", state.settings.db)
+            settings = state.settings
+            port = getattr(state, "http_port", None) or settings.http_port
+            grpc = f", OTLP/gRPC on port {state.grpc_port}" if state.grpc_port else ""
+            log.info("tracescore ready: OTLP/HTTP, API and dashboard on http://%s:%s%s "
+                     "(database %s)", settings.host, port, grpc, settings.db)
             yield
     finally:
         if state.grpc_server is not None:

@@ -1,11 +1,14 @@
 """The built-in web dashboard: static pages at ``/`` and the JSON routes they need beyond the API.
 
-``mount_dashboard(app)`` serves ``dashboards/web/index.html`` at ``/`` and its assets under
-``/ui/`` (plain files, no build step, no CDN), and adds two read-only routes:
+``mount_dashboard(app)`` serves the page files shipped inside the package (``tracescore/_web``;
+``dashboards/web`` in a checkout is a link to it) at ``/`` and under ``/ui/`` (plain files, no
+build step, no CDN), and adds two read-only routes:
 
 - ``GET /api/traces/{trace_id}/scorer-input[?span_id=]``: what a scorer would see for the trace
   (``tracescore.traces.scorer_input``), as JSON.
 - ``GET /api/traces/{trace_id}/steps``: the normalized step tree (``Trace.steps``), as JSON.
+- ``GET /api/dashboard/info``: the server's real HTTP and gRPC ports (for the set-up hints).
+- ``GET /api/dashboard/schema``: tables, columns, types and column docs (the SQL page's panel).
 
 The pages read everything else through ``POST /api/sql`` and ``GET /api/traces[/{id}]``.
 """
@@ -22,10 +25,9 @@ from fastapi import FastAPI, HTTPException, Request
 
 log = logging.getLogger(__name__)
 
-WEB_DIR = Path(__file__).resolve().parents[2] / "dashboards" / "web"
-"""Where the dashboard's files live in a source checkout (``dashboards/web``)."""
+WEB_DIR = Path(__file__).resolve().parents[1] / "_web"
+"""Where the dashboard's files live: package data (``tracescore/_web``), so a wheel carries them."""
 
-_TRACE_ID = re.compile(r"^[0-9a-fA-F]{32}$")
 _SPAN_ID = re.compile(r"^[0-9a-fA-F]{16}$")
 # Step fields the dashboard does not need: the parent link is a cycle, raw attributes are on the
 # span already (GET /api/traces/{id}).
@@ -36,7 +38,7 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     """Serve the dashboard pages at ``/`` and add the dashboard's JSON routes to ``app``.
 
     The store is read from ``app.state.store`` at request time. ``web_dir`` overrides where the
-    page files are (default: ``dashboards/web`` of the source tree).
+    page files are (default: the package's ``_web`` folder).
     """
     from fastapi import APIRouter
     from fastapi.responses import FileResponse, HTMLResponse
@@ -63,7 +65,32 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     def get_steps(request: Request, trace_id: str) -> Any:
         """The normalized step tree of this trace (one root step per root span)."""
         trace = _load(request, trace_id)
-        return {"trace_id": trace_id.lower(), "steps": [step_to_dict(s) for s in trace.steps]}
+        return {"trace_id": trace.trace_id, "steps": [step_to_dict(s) for s in trace.steps]}
+
+    @router.get("/api/dashboard/info", tags=["dashboard"])
+    def get_info(request: Request) -> dict[str, Any]:
+        """The server's listeners, for the pages' set-up hints (the real ports, not defaults)."""
+        state = request.app.state
+        settings = state.settings
+        return {
+            "http_port": getattr(state, "http_port", None) or settings.http_port,
+            "grpc_port": state.grpc_port if settings.grpc else None,
+        }
+
+    @router.get("/api/dashboard/schema", tags=["dashboard"])
+    def get_schema(request: Request) -> dict[str, Any]:
+        """Tables and views users query, with each column's type and its one-line doc."""
+        rows = request.app.state.store.read(SCHEMA_SQL)
+        docs = _schema_docs(web)
+        tables: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            name = row["table_name"]
+            table = tables.setdefault(name, {
+                "name": name, "kind": "view" if row["table_type"] == "VIEW" else "table",
+                "columns": []})
+            table["columns"].append({"name": row["column_name"], "type": row["data_type"],
+                                     "doc": docs.get(name, {}).get(row["column_name"])})
+        return {"tables": list(tables.values())}
 
     app.include_router(router)
 
@@ -94,13 +121,38 @@ def mount_dashboard(app: FastAPI, *, web_dir: str | Path | None = None) -> None:
     app.mount("/ui", _Assets(directory=web), name="dashboard")
 
 
+SCHEMA_SQL = """
+SELECT c.table_name, c.column_name, c.data_type, t.table_type
+FROM information_schema.columns c
+JOIN information_schema.tables t USING (table_catalog, table_schema, table_name)
+WHERE c.table_schema = 'main'
+ORDER BY t.table_type, c.table_name, c.ordinal_position
+"""
+
+
+def _schema_docs(web: Path) -> dict[str, dict[str, str]]:
+    """table → column → doc line, from ``schema-docs.json`` (made from docs/server.md)."""
+    import json
+
+    try:
+        docs: dict[str, dict[str, str]] = json.loads((web / "schema-docs.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return docs
+
+
 def _load(request: Request, trace_id: str) -> Any:
+    """The trace a full id or a unique 8+ digit prefix names (run in FastAPI's thread pool)."""
     from tracescore.traces import TraceNotFound, load_trace
 
-    if not _TRACE_ID.match(trace_id):
-        raise HTTPException(400, f"trace_id must be 32 hex digits, got {trace_id!r}")
+    from ._errors import TraceIdError
+    from ._trace_ids import resolve_trace_id
+
+    store = request.app.state.store
     try:
-        return load_trace(request.app.state.store, trace_id.lower())
+        return load_trace(store, resolve_trace_id(store.read, trace_id))
+    except TraceIdError as exc:
+        raise HTTPException(exc.status_code, str(exc)) from None
     except TraceNotFound as exc:
         raise HTTPException(404, str(exc)) from exc
 

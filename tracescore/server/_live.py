@@ -33,33 +33,49 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["live"])
 
 
-def _load(settings: Any) -> tuple[Any, Any]:
+def _load(settings: Any) -> tuple[Any, Any, dict[str, str]]:
+    """Live settings, registry, and the judge scorers that must start paused (and why)."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import load_live_config
+    from tracescore.live import check_judges, load_live_config
 
     path = getattr(settings, "config_path", None)
+    source = path or "the built-in defaults"
     try:
-        return load_live_config(
+        live_settings, registry = load_live_config(
             getattr(settings, "config", None) or {},
-            source=path or "the built-in defaults",
+            source=source,
             base_dir=Path(path).resolve().parent if path else None,
             judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
+        paused = check_judges(registry, source=source) if live_settings.enabled else {}
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
+    return live_settings, registry, paused
 
 
 def _setup(app: FastAPI) -> tuple[Any, Any]:
     setup = getattr(app.state, "live_setup", None)
     if setup is None:
-        setup = app.state.live_setup = _load(app.state.settings)
+        *setup, app.state.live_paused = _load(app.state.settings)
+        app.state.live_setup = setup = tuple(setup)
     return setup
+
+
+def _new_scheduler(app: FastAPI) -> Any:
+    """A scheduler over the app's store and registry, with the start-up pauses applied."""
+    from tracescore.live import LiveScheduler, start_paused
+
+    live_settings, registry = _setup(app)
+    scheduler = LiveScheduler(app.state.store, registry, live_settings)
+    start_paused(scheduler, getattr(app.state, "live_paused", {}))
+    return scheduler
 
 
 def mount_live(app: FastAPI) -> None:
     """Validate the live config of ``app.state.settings`` and add the ``/api/live`` routes."""
-    app.state.live_setup = _load(app.state.settings)
+    app.state.live_setup = None
+    _setup(app)
     app.state.live = None
     app.include_router(router)
 
@@ -68,15 +84,14 @@ def mount_live(app: FastAPI) -> None:
 async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Run the live scheduler while the app serves."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import LiveScheduler
 
-    live_settings, registry = _setup(app)
+    live_settings, _ = _setup(app)
     app.state.live = None
     if not live_settings.enabled:
         log.info("live scoring is off ([live] enabled = false)")
         yield
         return
-    scheduler = LiveScheduler(app.state.store, registry, live_settings)
+    scheduler = _new_scheduler(app)
     try:
         await scheduler.start()
     except LiveConfigError as exc:
@@ -95,16 +110,13 @@ def _scheduler(request: Request) -> Any:
     state = request.app.state
     if getattr(state, "live", None) is not None:
         return state.live
-    from tracescore.live import LiveScheduler
-
-    live_settings, registry = _setup(request.app)
-    return LiveScheduler(state.store, registry, live_settings)
+    return _new_scheduler(request.app)
 
 
 @router.get("/api/live/scorers")
 async def list_scorers(request: Request) -> dict[str, Any]:
     """Each registered scorer: version, state, decision counts, average score, judge spend."""
-    from tracescore.live import scorer_summary
+    from tracescore.live import scorer_attention, scorer_summary
 
     live = _scheduler(request)
     running = request.app.state.live is not None
@@ -113,7 +125,11 @@ async def list_scorers(request: Request) -> dict[str, Any]:
         for row in status:
             if row["state"] == "running":
                 row["state"], row["note"] = "stopped", "live scoring is off ([live] enabled)"
-    rows = await asyncio.to_thread(scorer_summary, live.store.read, status)
+
+    def summary() -> list[dict[str, Any]]:
+        return scorer_attention(live.store.read, scorer_summary(live.store.read, status))
+
+    rows = await asyncio.to_thread(summary)
     stats = live.stats
     return {
         "running": running,

@@ -11,15 +11,49 @@ dashboard queries:
 - ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
 - ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
   ``tracescore_judge_cost_usd_total{scorer_id}`` (counters, since the process started)
+- ``tracescore_agent_tokens_total{project,model,kind}`` (kind: input, output, cached,
+  reasoning), ``tracescore_agent_cost_usd_total{project,model}``,
+  ``tracescore_agent_unpriced_calls_total{project,model}`` (counters: the agent's own model
+  calls, of traces first received since the process started, counted when the trace is ready)
+- ``tracescore_model_call_duration_seconds{model}`` (histogram of those calls)
+
+Every labelled series whose labels are known up front is exported as 0 from the first scrape
+(as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
+a fresh server: each running scorer × score status, each scorer × token kind, each scorer's
+cost, each rejection reason, each transport × request outcome, and the ``default`` project.
+The agent-spend series are labelled by the models seen; before the first call they are one
+zero series per token kind with no ``model`` label.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from starlette.responses import Response
+
+SCORE_STATUSES = ("success", "failed", "not_scorable")
+TOKEN_KINDS = ("input", "output")
+REJECT_REASONS = ("invalid_id", "invalid_record", "decode_error", "too_large", "queue_full")
+REQUEST_OUTCOMES = ("ok", "partial", "bad_request", "too_large", "unsupported", "unauthorized",
+                    "queue_full", "error")
+DEFAULT_PROJECT = "default"
+
+
+def _with_zeros(counts: Mapping[Any, float], keys: Iterable[Any]) -> list[tuple[Any, float]]:
+    """``counts`` with every one of ``keys`` present (0 when it has not moved), sorted."""
+    merged: dict[Any, float] = dict.fromkeys(keys, 0)
+    merged.update(counts)
+    return sorted(merged.items())
+
+
+def _scorer_ids(state: Any) -> list[str]:
+    """Ids of the scorers the running live scheduler schedules (none when it is off)."""
+    live = getattr(state, "live", None)
+    if live is None:
+        return []
+    return [reg.id for reg in live.registry.enabled()]
 
 
 class _AppCollector:
@@ -40,11 +74,14 @@ class _AppCollector:
         requests = CounterMetricFamily("tracescore_ingest_requests", "OTLP export requests",
                                        labels=["transport", "status"])
         if ingest is not None:
-            for project, n in sorted(ingest.spans_received.items()):
+            settings = getattr(state, "settings", None)
+            transports = ("http", "grpc") if getattr(settings, "grpc", True) else ("http",)
+            for project, n in _with_zeros(ingest.spans_received, [DEFAULT_PROJECT]):
                 received.add_metric([project], n)
-            for reason, n in sorted(ingest.rejected.items()):
+            for reason, n in _with_zeros(ingest.rejected, REJECT_REASONS):
                 rejected.add_metric([reason], n)
-            for (transport, outcome), n in sorted(ingest.requests.items()):
+            known = [(t, o) for t in transports for o in REQUEST_OUTCOMES]
+            for (transport, outcome), n in _with_zeros(ingest.requests, known):
                 requests.add_metric([transport, outcome], n)
         yield from (received, rejected, requests)
 
@@ -68,13 +105,56 @@ class _AppCollector:
         cost = CounterMetricFamily("tracescore_judge_cost_usd", "Judge cost in USD",
                                    labels=["scorer_id"])
         if stats is not None:
-            for (scorer_id, status), n in sorted(stats.scores_total.items()):
+            ids = _scorer_ids(state)
+            for (scorer_id, status), n in _with_zeros(
+                    stats.scores_total, [(i, s) for i in ids for s in SCORE_STATUSES]):
                 scores.add_metric([scorer_id, status], n)
-            for (scorer_id, kind), n in sorted(stats.judge_tokens_total.items()):
+            for (scorer_id, kind), n in _with_zeros(
+                    stats.judge_tokens_total, [(i, k) for i in ids for k in TOKEN_KINDS]):
                 tokens.add_metric([scorer_id, kind], n)
-            for scorer_id, amount in sorted(stats.judge_cost_usd_total.items()):
+            for scorer_id, amount in _with_zeros(stats.judge_cost_usd_total, ids):
                 cost.add_metric([scorer_id], amount)
         yield from (scores, tokens, cost)
+        yield from _agent_families(getattr(state, "totals", None))
+
+
+def _agent_families(totals: Any) -> Iterator[Any]:
+    """The agent-spend families from the totals maintainer's ``AgentSpendStats``."""
+    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+    from tracescore.live import AGENT_TOKEN_KINDS, DURATION_BUCKETS_S
+
+    stats = totals.stats if totals is not None else None
+    tokens = CounterMetricFamily("tracescore_agent_tokens", "Tokens of the agent's model calls",
+                                 labels=["project", "model", "kind"])
+    cost = CounterMetricFamily("tracescore_agent_cost_usd",
+                               "Cost of the agent's model calls in USD",
+                               labels=["project", "model"])
+    unpriced = CounterMetricFamily("tracescore_agent_unpriced_calls",
+                                   "Agent model calls with tokens but no known price",
+                                   labels=["project", "model"])
+    duration = HistogramMetricFamily("tracescore_model_call_duration_seconds",
+                                     "Duration of the agent's model calls", labels=["model"])
+    if stats is None or not stats.tokens_total:
+        # No agent call counted yet: one zero series per kind (no model label) for the panels.
+        for kind, _ in AGENT_TOKEN_KINDS:
+            tokens.add_metric(["default", "", kind], 0)
+        cost.add_metric(["default", ""], 0.0)
+        unpriced.add_metric(["default", ""], 0)
+        duration.add_metric([""], [*((f"{b:g}", 0) for b in DURATION_BUCKETS_S), ("+Inf", 0)],
+                            sum_value=0.0)
+    if stats is not None:
+        for (project, model, kind), n in sorted(stats.tokens_total.items()):
+            tokens.add_metric([project, model, kind], n)
+        for (project, model), amount in sorted(stats.cost_usd_total.items()):
+            cost.add_metric([project, model], amount)
+        for (project, model), n in sorted(stats.unpriced_calls_total.items()):
+            unpriced.add_metric([project, model], n)
+        for model, counts in sorted(stats.duration_buckets.items()):
+            bounds = [*(f"{b:g}" for b in DURATION_BUCKETS_S), "+Inf"]
+            duration.add_metric([model], list(zip(bounds, counts, strict=True)),
+                                sum_value=stats.duration_sum_s.get(model, 0.0))
+    yield from (tokens, cost, unpriced, duration)
 
 
 def mount_metrics(app: FastAPI) -> None:

@@ -23,6 +23,7 @@ from ._errors import (
     WriteQueueFull,
 )
 from ._guard import check_sql, json_safe
+from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store
@@ -49,7 +50,11 @@ __all__ = [
     "arrow_span_table",
     "check_sql",
     "column_names",
+    "fetch_spans_of",
     "json_safe",
+    "ready_query",
     "rows_table",
+    "stale_count_sql",
     "to_json_text",
+    "write_recompute",
 ]

@@ -249,6 +249,8 @@ def _arrow_type(sql_type: str) -> Any:
         "INTEGER": pa.int32(),
         "TIMESTAMP": pa.timestamp("us"),
         "TIMESTAMP_NS": pa.timestamp("ns"),
+        "BOOLEAN": pa.bool_(),
+        "VARCHAR[]": pa.list_(pa.string()),
     }[base]
 
 
@@ -266,6 +268,12 @@ def _convert(value: Any, base: str, column: str) -> Any:
         return int(value)
     if base == "VARCHAR":
         return value if isinstance(value, str) else str(value)
+    if base == "TIMESTAMP_NS" and isinstance(value, int):
+        return value
+    if base == "VARCHAR[]":
+        return [v if isinstance(v, str) else str(v) for v in value]
+    if base == "BOOLEAN":
+        return bool(value)
     return value
 
 

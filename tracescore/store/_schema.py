@@ -1,4 +1,5 @@
-"""The database schema: tables, the ``traces`` view, and numbered migrations.
+"""The database schema: tables (``traces`` is maintained, ``_traces_table.py``) and numbered
+migrations.
 
 ``TABLES`` is the one description of every stored column (name, DuckDB type); migrations create
 tables from it and the Arrow writer takes column types from it. A new column or table is a new
@@ -11,6 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
 
@@ -135,12 +138,39 @@ SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
     ("updated_at", "TIMESTAMP"),
 )
 
+MODEL_CALLS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("span_id", "VARCHAR NOT NULL"),
+    ("project", "VARCHAR"),
+    ("service_name", "VARCHAR"),
+    ("agent_name", "VARCHAR"),
+    ("model", "VARCHAR"),
+    ("provider", "VARCHAR"),
+    ("started_at", "TIMESTAMP_NS"),
+    ("duration_ms", "DOUBLE"),
+    ("time_to_first_token_ms", "DOUBLE"),
+    ("input_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"),
+    ("total_tokens", "BIGINT"),
+    ("cached_input_tokens", "BIGINT"),
+    ("cache_creation_input_tokens", "BIGINT"),
+    ("reasoning_tokens", "BIGINT"),
+    ("cost_usd", "DOUBLE"),
+    ("cost_source", "VARCHAR"),
+    ("finish_reason", "VARCHAR"),
+    ("status", "VARCHAR"),
+    ("error", "VARCHAR"),
+)
+"""Columns of ``model_calls`` (documented in docs/server.md)."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
     "scores": SCORES,
     "judge_executions": JUDGE_EXECUTIONS,
     "scoring_decisions": SCORING_DECISIONS,
+    "traces": TRACES,
+    "model_calls": MODEL_CALLS,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -150,6 +180,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scores": ("score_id",),
     "judge_executions": ("execution_id",),
     "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
+    "traces": ("trace_id",),
+    "model_calls": ("trace_id", "span_id"),
 }
 
 TRACES_VIEW = """
@@ -175,6 +207,9 @@ GROUP BY trace_id
 """
 
 
+_FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
+
+
 def _create_table(name: str) -> str:
     columns = ",\n    ".join(f"{column} {sql_type}" for column, sql_type in TABLES[name])
     key = ", ".join(PRIMARY_KEYS[name])
@@ -188,8 +223,19 @@ MIGRATIONS: list[Migration] = [
         1,
         "spans, logs, scores, judge_executions, scoring_decisions, traces view",
         lambda: [
-            *(_create_table(name) for name in TABLES),
+            *(_create_table(name) for name in _FIRST_TABLES),
             TRACES_VIEW,
+        ],
+    ),
+    (
+        2,
+        "traces becomes a maintained table (span columns filled from spans, totals pending "
+        "for the maintainer to backfill); model_calls",
+        lambda: [
+            "DROP VIEW IF EXISTS traces",
+            _create_table("traces"),
+            _create_table("model_calls"),
+            fill_from_spans_sql(),
         ],
     ),
 ]

@@ -32,6 +32,7 @@ from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
+from ._traces_table import merge_span_batch
 from ._writer import Writer, WriterStats, unregister_quietly
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ class Store:
                 max_pending_bytes=self._max_pending_bytes,
                 max_batch_bytes=self._max_batch_bytes,
                 reopen=self._reopen if self.path != ":memory:" else None,
+                span_hook=merge_span_batch,
             )
             self._writer.start()
         return self

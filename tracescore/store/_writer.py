@@ -17,6 +17,10 @@ inserted in several transactions of about that size, and answered after the last
 a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
 ``memory_limit`` invalidates the database.
 
+``span_hook(conn, view, received_at)``, when given, runs inside each span transaction after the
+insert, with the batch still registered as ``view`` (the store keeps its ``traces`` table with
+it, ``_traces_table.py``).
+
 If DuckDB reports a fatal error anyway (``FatalException``, "database has been invalidated"),
 the writer fails the jobs in hand and every new one with ``StoreUnavailable`` (retryable), and
 calls ``reopen`` (the store closes the connection and opens the file again, replaying the WAL:
@@ -94,8 +98,10 @@ class Writer:
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_bytes: int = 32 * 1024 * 1024,
         reopen: Callable[[], Any] | None = None,
+        span_hook: Callable[[Any, str, datetime], None] | None = None,
     ) -> None:
         self._conn = conn
+        self._span_hook = span_hook
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_bytes = max_batch_bytes
         self._reopen = reopen
@@ -378,6 +384,8 @@ class Writer:
                         f"SELECT {select}, ? FROM {view}",
                         [received_at],
                     ).fetchone()
+                    if name == "spans" and self._span_hook is not None:
+                        self._span_hook(conn, view, received_at)
                 finally:
                     unregister_quietly(conn, view)
                 counts[name][0] += table.num_rows

@@ -7,6 +7,8 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._errors import SpanNotFound, TraceError, TraceNotFound
+from ._explain import explain, render_explain
+from ._identity import SESSION_KEYS, USER_KEYS, trace_identity
 from ._render import render_tree, step_summary
 from ._runs import (
     scorer_input,
@@ -16,15 +18,20 @@ from ._runs import (
     trace_to_trajectory_run,
     trace_to_workflow_run,
 )
+from ._span import Span
+from ._spend import ModelCallRecord, TraceSpend, trace_spend
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
-from ._trace import Span, Trace, load_trace
+from ._trace import Trace, load_trace
 from ._trajectory import extract_trajectory_from_trace
 
 __all__ = [
     "ADAPTERS",
     "KINDS",
+    "SESSION_KEYS",
+    "USER_KEYS",
     "Adapter",
+    "ModelCallRecord",
     "Msg",
     "Span",
     "SpanNotFound",
@@ -32,16 +39,21 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceNotFound",
+    "TraceSpend",
     "adapt_span",
     "agent_input",
     "agent_output",
     "default_target",
+    "explain",
     "extract_trajectory_from_trace",
     "find_target_spans",
     "load_trace",
+    "render_explain",
     "render_tree",
     "scorer_input",
     "step_summary",
+    "trace_identity",
+    "trace_spend",
     "trace_to_agent_run",
     "trace_to_scorer_run",
     "trace_to_span_run",

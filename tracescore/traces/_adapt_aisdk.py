@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._messages import parse_message, parse_messages
-from ._steps import Call, Msg, Part, Reasoning, Step
-from ._trace import Span
+from ._span import Span
+from ._steps import Call, Lazy, Msg, Part, Reasoning, Step
 from ._values import as_list, first_present, parse_json, pick_usage, text_of
 
 USAGE_KEYS = (
@@ -40,12 +40,17 @@ def adapt(span: Span, step: Step) -> None:
     """Fill ``step`` from AI SDK attributes."""
     attrs = span.attributes
     op = str(attrs.get("ai.operationId") or span.name)
-    function_id = first_present(attrs, "ai.telemetry.functionId", "resource.name")
-    metadata = {
-        key[len("ai.telemetry.metadata.") :]: value
-        for key, value in attrs.items()
-        if key.startswith("ai.telemetry.metadata.")
-    }
+    top = op in _TOP or op.startswith(_TOP)
+    # Telemetry metadata repeats on every span of the call; the run (the top span) keeps it.
+    metadata = (
+        {
+            key[len("ai.telemetry.metadata.") :]: value
+            for key, value in attrs.items()
+            if key.startswith("ai.telemetry.metadata.")
+        }
+        if top or op.startswith("ai.toolCall")
+        else None
+    )
     if metadata:
         step.metadata.update(metadata)
         conversation = first_present(metadata, "sessionId", "threadId", "conversationId", "chatId")
@@ -75,13 +80,14 @@ def adapt(span: Span, step: Step) -> None:
         step.hint = "llm_call"
         messages = attrs.get("ai.prompt.messages")
         if messages is not None:
-            step.input = parse_json(messages)
-            step.input_messages = parse_messages(messages, default_role="user")
-        step.output_messages = [_response_message(attrs)]
+            step.input = Lazy(parse_json, messages)
+            step.input_messages = Lazy(parse_messages, messages, default_role="user")
+        step.output_messages = Lazy(_response_messages, attrs)
         step.output = first_present(attrs, "ai.response.text", "ai.response.object")
         if step.model:
             step.name = step.model
-    elif op in _TOP or op.startswith(_TOP):
+    elif top:
+        function_id = first_present(attrs, "ai.telemetry.functionId", "resource.name")
         step.kind = "agent_run"
         step.hint = "aisdk_top"
         step.name = str(function_id) if function_id else op
@@ -93,7 +99,7 @@ def adapt(span: Span, step: Step) -> None:
             step.input_messages = msgs
             if system:
                 step.system = [system]
-        step.output_messages = [_response_message(attrs)]
+        step.output_messages = Lazy(_response_messages, attrs)
         step.output = first_present(attrs, "ai.response.text", "ai.response.object")
     elif op.startswith("ai.toolCall"):
         step.kind = "tool_call"
@@ -143,6 +149,10 @@ def prompt_messages(prompt: Any) -> tuple[list[Msg], str | None]:
     if system:
         msgs.insert(0, Msg("system", [system]))
     return msgs, system
+
+
+def _response_messages(attrs: dict[str, Any]) -> list[Msg]:
+    return [_response_message(attrs)]
 
 
 def _response_message(attrs: dict[str, Any]) -> Msg:

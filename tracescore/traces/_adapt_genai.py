@@ -19,8 +19,8 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
+from ._span import Span
 from ._steps import Lazy, Msg, Step
-from ._trace import Span
 from ._values import as_dict, as_list, first_present, parse_json, pick_usage, text_of, to_ns
 
 _OPERATIONS = {
@@ -40,6 +40,7 @@ _OPERATIONS = {
     "retrieval": "retrieval",
     "retrieve": "retrieval",
     "create_agent": "generic",
+    "invoke_node": "workflow_step",  # Google ADK's workflow nodes
 }
 USAGE_KEYS = (
     ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
@@ -185,6 +186,9 @@ def adapt(span: Span, step: Step) -> None:
     if conversation:
         step.conversation_id = str(conversation)
 
+    traceloop = get("traceloop.span.kind")
+    if traceloop is not None:
+        _traceloop(step, attrs, str(traceloop))
     kind = step.kind
     if kind == "agent_run":
         agent_name = get("gen_ai.agent.name") or agent_id
@@ -196,8 +200,25 @@ def adapt(span: Span, step: Step) -> None:
         step.workflow_id = step.name
     elif kind == "tool_call":
         _adapt_tool(span, step, attrs)
+    elif kind == "workflow_step":
+        step.name = strip_prefix(span.name, "invoke_node ")
+        step.step_id = step.step_id or step.name
     elif kind in ("model_generation", "embedding") and step.model:
         step.name = step.model
+
+
+def _traceloop(step: Step, attrs: dict[str, Any], kind: str) -> None:
+    """OpenLLMetry's own span kinds on spans that also carry GenAI attributes: a ``task``
+    (``execute_task X``, a LangGraph node or LangChain runnable) is a chain named by its entity;
+    the tree decides what it is."""
+    if kind == "task" and step.kind == "generic":
+        step.hint = "chain"
+        entity = attrs.get("traceloop.entity.name")
+        if entity:
+            step.name = str(entity)
+    node = attrs.get("traceloop.association.properties.langgraph_node")
+    if node is not None:
+        step.metadata["langgraph_node"] = str(node)
 
 
 def _raw(attrs: dict[str, Any], key: str, old_key: str) -> Any:

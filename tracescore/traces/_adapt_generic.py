@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._span import Span
 from ._steps import Step
-from ._trace import Span
 from ._values import first_present, parse_json, text_of
 
 _NAME_KINDS = (

@@ -16,8 +16,8 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import parse_message, parse_messages
+from ._span import Span
 from ._steps import KINDS, Call, Lazy, Msg, Part, Reasoning, Step
-from ._trace import Span
 from ._values import as_list, first_present, parse_json, text_of
 
 _ALIASES = {

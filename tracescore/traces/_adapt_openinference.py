@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._messages import flattened_messages, parse_message, parse_messages
+from ._span import Span
 from ._steps import Lazy, Msg, Step
-from ._trace import Span
 from ._values import as_dict, first_present, parse_json, parse_json_any, pick_usage
 
 _KINDS = {
@@ -96,10 +96,11 @@ def adapt(span: Span, step: Step) -> None:
             step.tool_call_id = str(call_id)
         args = attrs.get("tool_call.function.arguments")
         step.tool_args = parse_json(args) if args is not None else _call_kwargs(step.input)
-        step.tool_result = step.output
+        step.tool_result = _tool_output(step.output, step)
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
-        step.name = str(name) if name else span.name
+        # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"
+        step.name = str(name) if name else _entry_name(span.name)
         step.agent_id = step.name
         if step.input is not None:
             step.input_messages = parse_messages(step.input, default_role="user")
@@ -128,6 +129,9 @@ def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
     usage = pick_usage(attrs, USAGE_KEYS)
     if usage:
         step.usage = usage
+    instructions = params.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        step.system = [instructions]  # a Responses-API request's instructions
     step.input_messages = Lazy(_llm_inputs, attrs, step)
     step.output_messages = Lazy(_llm_outputs, attrs, step)
     finish = attrs.get("llm.finish_reason")
@@ -186,6 +190,23 @@ def _call_kwargs(value: Any) -> Any:
     ):
         if not value.get("args") and isinstance(value["kwargs"], dict):
             return value["kwargs"]
+    return value
+
+
+def _entry_name(name: str) -> str:
+    for suffix in (".run", ".kickoff"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _tool_output(value: Any, step: Step) -> Any:
+    """A tool's result: LlamaIndex writes its ``ToolOutput`` (``{"blocks": [...], "tool_name",
+    "raw_input", "raw_output", "is_error"}``); the result is its ``raw_output``."""
+    if isinstance(value, dict) and "raw_output" in value and "tool_name" in value:
+        if value.get("is_error") is True:
+            step.status = "error"
+        return value["raw_output"]
     return value
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from . import _adapt_aisdk, _adapt_genai, _adapt_generic, _adapt_mastra, _adapt_openinference
+from ._span import Span
 from ._steps import Convention, Step
-from ._trace import Span
 
 
 class Adapter(Protocol):

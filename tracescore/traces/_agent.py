@@ -1,10 +1,5 @@
-"""An agent run's scorer input and output, from its step and everything beneath it.
-
-Input (``AgentInput``): the conversation the model was first given beneath the run (the first
-model step's input messages; the run's own input when no model step has them) is split into
-system messages, the current input (the trailing user messages, or the run's own input) and the
-remembered messages before it (history from memory or a message list), with tool results folded
-into the assistant calls they answer.
+"""An agent run's scorer output, from its step and everything beneath it (the input, derived
+from its model calls, is ``_conversation``'s).
 
 Output: one assistant message whose text is the run's answer and whose tool invocations are every
 tool call beneath the run at any depth, in call order: tool spans (args, result, ``output-error``
@@ -17,89 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tracescore.model import AgentInput, Message, TextPart, ToolInvocation, ToolInvocationPart
+from tracescore.model import Message, TextPart, ToolCallStep, ToolInvocation, ToolInvocationPart
 
-from ._messages import merge_conversation, to_message
-from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Msg, Result, Step
-
-
-def _scope(agent: Step) -> list[Step]:
-    """The run's subtree in order (the run itself first when it is model work); kept on the step,
-    since the tree does not change once built."""
-    cached = agent._scope_cache
-    if cached is None:
-        below = list(agent.descendants())
-        cached = [agent, *below] if agent.kind in MODEL_KINDS else below
-        agent._scope_cache = cached
-    return cached
-
-
-def own_model_steps(agent: Step) -> list[Step]:
-    """Model steps of this run (wrappers and calls), not those of nested agent runs, in order."""
-    cached = agent._model_steps_cache
-    if cached is None:
-        cached = [s for s in _scope(agent) if s.kind in MODEL_KINDS and not _in_nested(s, agent)]
-        agent._model_steps_cache = cached
-    return cached
-
-
-def _in_nested(step: Step, agent: Step) -> bool:
-    parent = step.parent
-    while parent is not None and parent is not agent:
-        if parent.kind == "agent_run":
-            return True
-        parent = parent.parent
-    return False
-
-
-def conversation(agent: Step) -> list[Msg]:
-    """The messages the model was first given in this run (the run's own input as a fallback)."""
-    for step in own_model_steps(agent):
-        if step.input_messages:
-            return step.input_messages
-    return agent.input_messages or []
-
-
-def agent_input(agent: Step) -> AgentInput:
-    """The ``AgentInput`` of an agent run."""
-    conv = conversation(agent)
-    own = agent.input_messages or []
-    system: list[str] = []
-    for text in [
-        *(agent.system or []),
-        *(m.text for m in conv if m.role == "system"),
-        *(m.text for m in own if m.role == "system"),
-    ]:
-        if text and text not in system:
-            system.append(text)
-    if not system:
-        for step in own_model_steps(agent):
-            for text in step.system or []:
-                if text and text not in system:
-                    system.append(text)
-    history = [m for m in conv if m.role != "system"]
-    own_rest = [m for m in own if m.role != "system"]
-    tail = _trailing_users(history)
-    own_tail = _trailing_users(own_rest) or own_rest[-1:]
-    current = own_tail or tail
-    if tail and current and tail[-1].text == current[-1].text:
-        remembered = history[: len(history) - len(tail)]
-    else:
-        texts = {m.text for m in current}
-        remembered = [m for m in history if not (m.role == "user" and m.text in texts)]
-    return AgentInput(
-        input_messages=[to_message(m) for m in current],
-        remembered_messages=[to_message(m) for m in merge_conversation(remembered)],
-        system_messages=[Message(role="system", content=text) for text in system],
-    )
-
-
-def _trailing_users(msgs: list[Msg]) -> list[Msg]:
-    end = len(msgs)
-    start = end
-    while start > 0 and msgs[start - 1].role == "user":
-        start -= 1
-    return msgs[start:end]
+from ._conversation import agent_input, in_nested, scope
+from ._plumbing import FINAL_ANSWER_TOOLS, HANDOFF_PREFIXES, answer_of
+from ._steps import RUN_KINDS, TOOL_KINDS, Result, Step
 
 
 @dataclass(slots=True)
@@ -110,11 +27,43 @@ class _Entry:
     step: Step | None = None
     result: Result | None = None
     seq: int = 0
+    caller: Step | None = None
+    """The model call that asked for this tool call (None when only its span is known)."""
 
 
 def tool_invocations(agent: Step) -> list[ToolInvocation]:
     """Every tool call beneath the run, in call order, with args and result."""
-    return [_invocation(entry) for entry in _entries(agent)[0]]
+    return [_invocation(entry) for entry in tool_entries(agent)[0]]
+
+
+def tool_entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
+    """``_entries`` of a finished tree, kept on the step (output and trajectory share them)."""
+    cached = agent._entries_cache
+    if cached is None:
+        cached = agent._entries_cache = _entries(agent)
+    return cached  # type: ignore[no-any-return]
+
+
+def untraced_tools(agent: Step) -> dict[str, list[ToolCallStep]]:
+    """Trajectory steps for tool calls the run's model calls asked for whose execution has no
+    span (a plain LLM-call trace runs its tools untraced), by the asking call's span id; the
+    result is the one the model was given next."""
+    out: dict[str, list[ToolCallStep]] = {}
+    for entry in tool_entries(agent)[0]:
+        if entry.step is not None or entry.caller is None:
+            continue
+        result = entry.result
+        out.setdefault(entry.caller.span_id, []).append(
+            ToolCallStep(
+                name=entry.name,
+                metadata={"derived_from_span_id": entry.caller.span_id},
+                tool_args=entry.args,
+                tool_result=result.result if result is not None else None,
+                success=(not result.is_error) if result is not None else None,
+                tool_call_id=entry.id,
+            )
+        )
+    return out
 
 
 def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
@@ -124,19 +73,22 @@ def _entries(agent: Step) -> tuple[list[_Entry], list[tuple[int, Step]]]:
     calls: list[tuple[int, Step]] = []
     seq = 0
     entry: _Entry | None
-    for step in _scope(agent):
+    for step in scope(agent):
         seq += 1
-        if step.is_model_call and not _in_nested(step, agent):
+        if step.is_model_call and not in_nested(step, agent):
             calls.append((seq, step))
             for msg in step.output_messages or []:
                 for call in msg.calls:
+                    name = call.name
+                    if name in FINAL_ANSWER_TOOLS or name.startswith(HANDOFF_PREFIXES):
+                        continue  # control, not a tool call (``_plumbing``)
                     if call.id and call.id in by_id:
                         entry = by_id[call.id]
                         if entry.args is None:
                             entry.args = call.args
                         continue
                     seq += 1
-                    entry = _Entry(call.id, call.name, call.args, seq=seq)
+                    entry = _Entry(call.id, call.name, call.args, seq=seq, caller=step)
                     entries.append(entry)
                     if call.id:
                         by_id[call.id] = entry
@@ -184,8 +136,11 @@ def link_tool_steps(agent: Step) -> None:
         step = entry.step
         if step is None:
             continue
-        if step.tool_args is None and entry.args is not None:
-            step.tool_args = entry.args
+        if entry.args is not None and (
+            step.tool_args is None
+            or (isinstance(step.tool_args, str) and isinstance(entry.args, (dict, list)))
+        ):
+            step.tool_args = entry.args  # LangChain records a one-argument tool's input as text
         if step.tool_result is None and entry.result is not None:
             step.tool_result = entry.result.result
             if entry.result.is_error:
@@ -239,11 +194,17 @@ def final_text(agent: Step, calls: list[Step] | None = None) -> str:
         if msg.role == "assistant" and msg.text:
             return msg.text
     if calls is None:
-        calls = [s for s in _scope(agent) if s.is_model_call and not _in_nested(s, agent)]
+        calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
     for step in reversed(calls):
         for msg in reversed(step.output_messages or []):
             if msg.role == "assistant" and msg.text:
                 return msg.text
+            for call in msg.calls:
+                if call.name in FINAL_ANSWER_TOOLS:
+                    return answer_of(call)
+    for child in reversed(nested_runs(agent)):
+        if child.hint == "handoff":
+            return final_text(child)  # the run ended by handing off: the answer is theirs
     return ""
 
 
@@ -253,7 +214,7 @@ def agent_output(agent: Step) -> list[Message]:
     Text a model wrote alongside a tool call (not the final answer) stays as a text part before
     the invocations it preceded; ``content`` is the final answer.
     """
-    entries, calls = _entries(agent)
+    entries, calls = tool_entries(agent)
     answer = final_text(agent, [step for _, step in calls])
     items: list[tuple[int, Any]] = []
     for position, (seq, step) in enumerate(calls):
@@ -284,10 +245,10 @@ def nested_runs(agent: Step) -> list[Step]:
 __all__ = [
     "agent_input",
     "agent_output",
-    "conversation",
-    "link_tool_steps",
     "final_text",
+    "link_tool_steps",
     "nested_runs",
-    "own_model_steps",
+    "tool_entries",
     "tool_invocations",
+    "untraced_tools",
 ]

@@ -24,7 +24,7 @@ from tracescore.model import (
 )
 
 from ._steps import Call, File, Msg, Part, Reasoning, Result
-from ._values import parse_json, text_of
+from ._values import langchain_message, parse_json, text_of
 
 _ROLES = {
     "system": "system",
@@ -83,19 +83,72 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
             msg = parse_message(item, default_role=default_role)
             if msg is not None:
                 out.append(msg)
-        return out
+        return text_tool_roles(out)
     return [Msg(default_role, [text_of(value)])]
+
+
+_INPUT_KEYS = (
+    "messages",
+    "input",
+    "task",
+    "query",
+    "question",
+    "prompt",
+    "user_msg",
+    "user_input",
+    "message",
+    "inputs",
+)
+
+
+def input_messages_of(value: Any) -> list[Msg] | None:
+    """The user's messages from an agent span's input value, whatever shape carries them.
+
+    Reads a message list, plain text, and the envelopes frameworks write: ``{"messages": "..."}``
+    (CrewAI, a string), ``{"task": "...", "reset": ...}`` (smolagents), ``{"inputs":
+    {"messages": [["user", "..."]]}}`` (LangChain's serialisation, role/text pairs),
+    ``{"input": ...}``, ``{"query": ...}``. None when no text is there (LlamaIndex's
+    ``{"start_event": "AgentWorkflowStartEvent()"}``).
+    """
+    value = parse_json(value)
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                found = input_messages_of(value[key])
+                if found:
+                    return found
+        return None
+    if isinstance(value, str):
+        return [Msg("user", [value])] if value.strip() else None
+    if isinstance(value, list):
+        msgs = [m for m in parse_messages(value) or [] if m.parts]
+        return msgs or None
+    return None
 
 
 def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     """One message from any supported shape (None for an empty or unreadable item)."""
-    obj = parse_json(obj)
-    if isinstance(obj, str):
-        return Msg(default_role, [obj]) if obj else None
-    if not isinstance(obj, dict):
-        return None if obj is None else Msg(default_role, [text_of(obj)])
-    if "message" in obj and isinstance(obj["message"], dict) and "role" not in obj:
-        return parse_message(obj["message"], default_role=default_role)
+    if type(obj) is not dict:
+        obj = parse_json(obj)
+        if isinstance(obj, str):
+            return Msg(default_role, [obj]) if obj else None
+        if (
+            isinstance(obj, (list, tuple))
+            and len(obj) == 2
+            and isinstance(obj[0], str)
+            and obj[0].lower() in _ROLES
+        ):
+            # LangChain's (role, text) pair
+            return parse_message({"role": obj[0], "content": obj[1]}, default_role=default_role)
+        if not isinstance(obj, dict):
+            return None if obj is None else Msg(default_role, [text_of(obj)])
+    if "role" not in obj:
+        if "message" in obj and isinstance(obj["message"], dict):
+            return parse_message(obj["message"], default_role=default_role)
+        if "lc" in obj or "data" in obj:
+            fields = langchain_message(obj)
+            if fields is not None:
+                return parse_message(fields, default_role=default_role)
     role = norm_role(obj.get("role") or obj.get("type") or obj.get("author"), default_role)
     if role not in ("system", "user", "assistant", "tool"):
         role = default_role if "role" not in obj else role
@@ -349,7 +402,7 @@ def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
         msg = _flat_message(fields)
         if msg is not None:
             out.append(msg)
-    return out
+    return text_tool_roles(out)
 
 
 def _flat_message(fields: dict[str, Any]) -> Msg | None:
@@ -376,7 +429,8 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
     for index in sorted(contents):
         item = contents[index]
         if item.get("type", "text") == "text" and isinstance(item.get("text"), str):
-            parts.append(item["text"])
+            if item["text"] != content:  # the Agents SDK writes the text in both places
+                parts.append(item["text"])
         elif "image.url" in item or item.get("type") == "image":
             parts.append(File(url=item.get("image.url") or item.get("image")))
     for index in sorted(calls):
@@ -398,6 +452,59 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
     if not parts and not fields.get("role"):
         return None
     return Msg(role, parts)
+
+
+_CALL_ROLES = frozenset({"tool-call", "tool_call"})
+_RESPONSE_ROLES = frozenset({"tool-response", "tool_response"})
+_TEXT_ROLES = _CALL_ROLES | _RESPONSE_ROLES
+
+
+def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
+    """Tool calls and results replayed as text messages, read as what they are.
+
+    smolagents sends its earlier tool calls as role ``tool-call`` (``Calling tools:\n[{...}]``,
+    a Python repr) and their results as role ``tool-response`` (``Observation:\n...``): they
+    become an assistant message with the calls and a tool message with the result, the result
+    joined to the oldest call still open (the text carries no call id).
+    """
+    for msg in msgs:
+        if msg.role in _TEXT_ROLES:
+            break
+    else:
+        return msgs
+    out: list[Msg] = []
+    pending: list[Call] = []
+    for msg in msgs:
+        if msg.role in _CALL_ROLES:
+            calls = _text_calls(msg.text)
+            pending.extend(calls)
+            out.append(Msg("assistant", list(calls) if calls else msg.parts))
+        elif msg.role in _RESPONSE_ROLES:
+            text = msg.text
+            if text.startswith("Observation:"):
+                text = text[len("Observation:") :].strip()
+            call = pending.pop(0) if pending else None
+            result = parse_json(text)
+            out.append(
+                Msg(
+                    "tool", [Result(call.id if call else None, call.name if call else None, result)]
+                )
+            )
+        else:
+            out.append(msg)
+    return out
+
+
+def _text_calls(text: str) -> list[Call]:
+    """Calls from ``Calling tools:\n[{'id': ..., 'function': {'name': ..., 'arguments': ...}}]``."""
+    body = text.split(":", 1)[1].strip() if text.startswith("Calling tools:") else text
+    items = parse_json(body)
+    calls: list[Call] = []
+    for item in items if isinstance(items, list) else []:
+        call = _call_of(item)
+        if call is not None:
+            calls.append(call)
+    return calls
 
 
 def merge_conversation(msgs: list[Msg]) -> list[Msg]:
@@ -498,10 +605,12 @@ def tool_invocation(
 
 __all__ = [
     "flattened_messages",
+    "input_messages_of",
     "merge_conversation",
     "norm_role",
     "parse_message",
     "parse_messages",
+    "text_tool_roles",
     "to_message",
     "tool_invocation",
 ]

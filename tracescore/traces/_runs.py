@@ -8,9 +8,10 @@ from typing import Any, Literal
 from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
 
 from ._agent import agent_input, agent_output
+from ._conversation import own_model_steps
 from ._messages import to_message
 from ._steps import MODEL_KINDS, TOOL_KINDS, Msg, Step
-from ._targets import default_agent, default_target, step_of
+from ._targets import default_agent, default_target, is_agent, step_of
 from ._trace import Trace
 from ._trajectory import trajectory_of
 from ._values import jsonable
@@ -27,6 +28,15 @@ def _context(step: Step) -> dict[str, Any] | None:
         if node.user_id and "user_id" not in context:
             context["user_id"] = node.user_id
         node = node.parent
+    if (step.kind == "agent_run" or step.stands_as_agent) and not context.get("conversation_id"):
+        # A run whose own span carries no session: its model calls may (OpenInference's
+        # using_session on an LLM client traced under a plain span).
+        for below in own_model_steps(step):
+            if below.conversation_id:
+                context["conversation_id"] = below.conversation_id
+                if below.user_id and "user_id" not in context:
+                    context["user_id"] = below.user_id
+                break
     return context or None
 
 
@@ -61,7 +71,7 @@ def trace_to_trajectory_run(trace: Trace, span_id: str | None = None) -> ScorerR
     step = step_of(trace, span_id) if span_id is not None else default_target(trace)
     if step is None:
         return _run(trace, None, None, Trajectory())
-    if step.kind == "agent_run":
+    if is_agent(step):
         output = agent_output(step)
         return _run(trace, step, agent_input(step), trajectory_of([step], raw_output=output))
     return _run(trace, step, _span_io(step)[0], trajectory_of([step]))
@@ -104,7 +114,7 @@ def trace_to_scorer_run(
     step = step_of(trace, span_id) if span_id is not None else default_target(trace)
     if step is None:
         return _run(trace, None, None, None)
-    if step.kind == "agent_run":
+    if step.kind == "agent_run" or (span_id is None and step.stands_as_agent):
         return _run(trace, step, agent_input(step), agent_output(step))
     input, output = _span_io(step)
     return _run(trace, step, input, output)
@@ -129,8 +139,9 @@ def _span_io(step: Step) -> tuple[Any, Any]:
 
 
 def kind_of(step: Step) -> ScorerInputKind:
-    """The scorer-input kind of a target step."""
-    if step.kind == "agent_run":
+    """The scorer-input kind of a target step (a model call standing as the agent of a plain
+    LLM-call trace is an agent)."""
+    if is_agent(step):
         return "agent"
     if step.kind == "workflow_run":
         return "workflow"

@@ -190,8 +190,14 @@ class Step:
     parent: Step | None = None
     is_model_call: bool = False
     """True for a step that is exactly one request to a model (where tokens are counted)."""
+    stands_as_agent: bool = False
+    """True for the outermost model step of a trace with no run at all (a plain LLM-call trace):
+    it is the trace's agent conversation and the default target of agent scorers."""
+    notes: list[str] | None = None
+    """Why the tree rules made this step what it is (``trace show --explain``), in rule order."""
     _scope_cache: list[Step] | None = None
     _model_steps_cache: list[Step] | None = None
+    _entries_cache: Any = None
 
     def __init__(
         self,
@@ -308,6 +314,14 @@ class Step:
         return f"Step({self.kind}, {self.name!r}, span_id={self.span_id!r})"
 
 
+def note(step: Step, text: str) -> None:
+    """Record why a tree rule changed ``step`` (read by ``trace show --explain``)."""
+    if step.notes is None:
+        step.notes = [text]
+    else:
+        step.notes.append(text)
+
+
 def walk_steps(roots: list[Step]) -> Iterator[Step]:
     """Every step of a forest, depth first in start order."""
     for root in roots:
@@ -328,5 +342,6 @@ __all__ = [
     "Reasoning",
     "Result",
     "Step",
+    "note",
     "walk_steps",
 ]

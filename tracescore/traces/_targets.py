@@ -1,4 +1,10 @@
-"""Which step a scorer looks at: the default target of a trace, and spans of a given kind."""
+"""Which step a scorer looks at: the default target of a trace, and spans of a given kind.
+
+The default target is the outermost agent or workflow run (wrapper runs were collapsed onto
+their agent by the tree rules, so this is the run that has the content); in a plain LLM-call
+trace, the model call that stands as the agent; else the root span (all roots together when the
+trace's root never arrived). ``choose_target`` says which rule chose it.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +40,8 @@ def outermost(trace: Trace, kinds: frozenset[str]) -> Step | None:
 
 
 def default_target(trace: Trace) -> Step | None:
-    """The outermost agent or workflow run, else the root step (None for an empty trace).
+    """The outermost agent or workflow run, else the model call standing as the agent of a plain
+    LLM-call trace, else the root step (None for an empty trace).
 
     A trace whose root is missing (its spans' parent never arrived) and that holds no run has
     several roots: they are taken together, as one unnamed run with no span id.
@@ -44,7 +51,31 @@ def default_target(trace: Trace) -> Step | None:
         return run
     if len(trace.steps) > 1:
         return forest_step(trace)
-    return trace.steps[0] if trace.steps else None
+    if not trace.steps:
+        return None
+    for step in walk_steps(trace.steps):
+        if step.stands_as_agent:
+            return step
+    return trace.steps[0]
+
+
+def choose_target(trace: Trace) -> tuple[Step | None, str]:
+    """The default target and the rule that chose it (for ``trace show --explain``)."""
+    step = default_target(trace)
+    if step is None:
+        return None, "the trace has no spans"
+    if step.kind in RUN_KINDS and step.span_id:
+        return step, f"the outermost {step.kind.replace('_', ' ')} of the trace"
+    if step.hint == "forest":
+        return step, f"no run and no single root: the {len(trace.steps)} root spans together"
+    if step.stands_as_agent:
+        return step, "no agent or workflow run: the outermost model call stands as the agent"
+    return step, "no agent or workflow run and no model call: the root span"
+
+
+def is_agent(step: Step) -> bool:
+    """True for an agent run, or a model call standing as the agent of a plain LLM-call trace."""
+    return step.kind == "agent_run" or step.stands_as_agent
 
 
 def forest_step(trace: Trace) -> Step:
@@ -66,16 +97,20 @@ def forest_step(trace: Trace) -> Step:
 
 def default_agent(trace: Trace) -> Step | None:
     """The outermost agent run, else the default target."""
-    return outermost(trace, frozenset({"agent_run"})) or default_target(trace)
+    return outermost(trace, _AGENT) or default_target(trace)
+
+
+_AGENT = frozenset({"agent_run"})
 
 
 def find_target_spans(trace: Trace, kind: str) -> list[str]:
     """Span ids a scorer of ``kind`` targets in this trace, in start order.
 
-    ``trace``: the outermost agent or workflow run, else the root span (one id at most);
-    ``model_generation``: every single model call; ``tool_call``: every tool execution (MCP and
-    provider tools included); any other kind (``agent_run``, ``workflow_run``,
-    ``workflow_step``, …): every step of that kind.
+    ``trace``: the outermost agent or workflow run, else the model call standing as the agent of
+    a plain LLM-call trace, else the root span (one id at most); ``agent_run``: every agent run
+    (and that standing model call); ``model_generation``: every single model call;
+    ``tool_call``: every tool execution (MCP and provider tools included); any other kind
+    (``workflow_run``, ``workflow_step``, …): every step of that kind.
     """
     if kind == "trace":
         target = default_target(trace)
@@ -88,17 +123,19 @@ def find_target_spans(trace: Trace, kind: str) -> list[str]:
         elif kind == "tool_call":
             if step.kind in TOOL_KINDS:
                 out.append(step.span_id)
-        elif step.kind == kind:
+        elif step.kind == kind or (kind == "agent_run" and step.stands_as_agent):
             out.append(step.span_id)
     return out
 
 
 __all__ = [
     "TargetKind",
+    "choose_target",
     "default_agent",
     "default_target",
     "forest_step",
     "find_target_spans",
+    "is_agent",
     "outermost",
     "step_of",
 ]

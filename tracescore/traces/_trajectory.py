@@ -30,6 +30,7 @@ from tracescore.model import (
     WorkflowWaitEventStep,
 )
 
+from ._agent import agent_output, untraced_tools
 from ._steps import MODEL_KINDS, RUN_KINDS, Step
 from ._targets import default_target, step_of
 from ._trace import Trace
@@ -121,6 +122,7 @@ def convert(step: Step) -> list[Any]:
             )
         ]
     if kind == "agent_run":
+        children = with_untraced_tools(step, children)
         return [AgentRunStep(**_base(step, children), agent_id=step.agent_id)]
     if kind == "workflow_run":
         return [
@@ -152,6 +154,23 @@ def convert(step: Step) -> list[Any]:
     if kind == "workflow_wait_event":
         return [WorkflowWaitEventStep(**_base(step, children))]
     return children
+
+
+def with_untraced_tools(agent: Step, steps: list[Any]) -> list[Any]:
+    """An agent's steps with a tool step after each model call for every tool it asked for that
+    ran without a span of its own (the trajectory is the same whether tools were traced or not).
+    """
+    derived = untraced_tools(agent)
+    if not derived:
+        return steps
+    out: list[Any] = []
+    for item in steps:
+        out.append(item)
+        if isinstance(item, ModelGenerationStep) and item.metadata:
+            out.extend(derived.pop(str(item.metadata.get("span_id")), ()))
+    for rest in derived.values():
+        out.extend(rest)
+    return out
 
 
 def workflow_result(workflow: Step) -> RawWorkflowResult:
@@ -188,14 +207,23 @@ def trajectory_of(
 
     ``raw_output`` is the agent output when the caller has it already (saves building it twice).
     """
+    if len(roots) == 1 and roots[0].stands_as_agent:
+        root = roots[0]
+        if raw_output is None:
+            raw_output = agent_output(root)
+        return Trajectory(
+            steps=with_untraced_tools(root, convert(root)),
+            total_duration_ms=root.duration_ms,
+            raw_output=raw_output,
+        )
     if len(roots) == 1 and roots[0].kind in _CONTAINERS:
         root = roots[0]
         steps = [s for child in root.children for s in convert(child)]
+        if root.kind == "agent_run":
+            steps = with_untraced_tools(root, steps)
         trajectory = Trajectory(steps=steps, total_duration_ms=root.duration_ms)
         if root.kind == "agent_run":
             if raw_output is None:
-                from ._agent import agent_output
-
                 raw_output = agent_output(root)
             trajectory.raw_output = raw_output
         else:
@@ -220,9 +248,15 @@ def extract_trajectory_from_trace(trace: Trace, root_span_id: str | None = None)
     if root_span_id is not None:
         return trajectory_of([step_of(trace, root_span_id)])
     target = default_target(trace)
-    if target is not None and target.kind in _CONTAINERS:
+    if target is not None and (target.kind in _CONTAINERS or target.stands_as_agent):
         return trajectory_of([target])
     return trajectory_of(trace.steps, span_range_ns=(trace.start_time_ns, trace.end_time_ns))
 
 
-__all__ = ["convert", "extract_trajectory_from_trace", "trajectory_of", "workflow_result"]
+__all__ = [
+    "convert",
+    "extract_trajectory_from_trace",
+    "trajectory_of",
+    "with_untraced_tools",
+    "workflow_result",
+]

@@ -193,8 +193,43 @@ def pick_usage(
     return out or None
 
 
+_LC_ROLES = {
+    "HumanMessage": "human",
+    "AIMessage": "ai",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+    "HumanMessageChunk": "human",
+    "AIMessageChunk": "ai",
+    "ToolMessageChunk": "tool",
+}
+
+
+def langchain_message(value: Any) -> dict[str, Any] | None:
+    """The fields of a LangChain message serialisation, with its ``type`` as the role; None for
+    anything else.
+
+    Reads ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``
+    (``dumpd``) and ``{"type": "ai", "data": {"content": ...}}`` (``message_to_dict``).
+    """
+    if not isinstance(value, dict):
+        return None
+    kwargs = value.get("kwargs")
+    if value.get("type") == "constructor" and "lc" in value and isinstance(kwargs, dict):
+        ids = value.get("id")
+        cls = ids[-1] if isinstance(ids, list) and ids else None
+        role = kwargs.get("type") or _LC_ROLES.get(str(cls))
+        return {**kwargs, "role": role} if role else None
+    data = value.get("data")
+    kind = value.get("type")
+    if isinstance(data, dict) and isinstance(kind, str) and "role" not in value:
+        if "content" in data or "tool_calls" in data:
+            return {**data, "role": data.get("type") or kind}
+    return None
+
+
 __all__ = [
     "MAX_PARSE_CHARS",
+    "langchain_message",
     "pick_usage",
     "as_dict",
     "as_list",

@@ -1,0 +1,25 @@
+"""A Judge with a model starts importing litellm on a background thread, once per process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_a_judge_with_a_model_imports_litellm_in_the_background() -> None:
+    code = (
+        "import sys, threading\n"
+        "from tracescore.scoring import Judge\n"
+        "Judge()  # no model: nothing to warm\n"
+        "assert 'litellm' not in sys.modules\n"
+        "Judge(model='openai/gpt-4o-mini')\n"
+        "[t] = [t for t in threading.enumerate() if t.name == 'tracescore-litellm-import']\n"
+        "Judge(model='openai/gpt-4o-mini')  # once per process\n"
+        "assert sum(t.name == 'tracescore-litellm-import' for t in threading.enumerate()) <= 1\n"
+        "t.join(120)\n"
+        "assert 'litellm' in sys.modules\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -1,0 +1,286 @@
+"""The tree-level rules of issue 11, one at a time on small span rows (the captures in
+test_traces_clients.py are their real-client tests): plain LLM-call traces, wrapper collapse,
+the current turn inside a framework's template, request preparation, control tools, handoffs,
+tool-named spans, and what ``--explain`` records for them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tracescore.traces import (
+    Trace,
+    explain,
+    extract_trajectory_from_trace,
+    find_target_spans,
+    scorer_input,
+    trace_to_agent_run,
+    trace_to_scorer_run,
+)
+
+from .helpers import fixture_trace, row, span_id
+
+SYSTEM = "You are terse."
+Q1, A1 = "Weather in Oslo?", "Oslo: 3°C, snow."
+Q2, A2 = "Should I take a coat?", "Yes, a warm one."
+OUT_CALL = "llm.output_messages.0.message.tool_calls.0.tool_call"
+
+
+def _chat(
+    name: str,
+    sid: str,
+    parent: str | None,
+    messages: list[dict[str, Any]],
+    *,
+    output: list[dict[str, Any]],
+    start: float,
+    tokens: tuple[int, int] = (10, 5),
+) -> dict:
+    """An OTel GenAI chat span with its messages as attributes."""
+    return row(
+        name,
+        span_id=sid,
+        parent=parent,
+        start_ms=start,
+        end_ms=start + 1,
+        attributes={
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m",
+            "gen_ai.input.messages": json.dumps(messages),
+            "gen_ai.output.messages": json.dumps(output),
+            "gen_ai.usage.input_tokens": tokens[0],
+            "gen_ai.usage.output_tokens": tokens[1],
+        },
+    )
+
+
+def _text(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+
+def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": args}],
+    }
+
+
+def _result(call_id: str, result: Any) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": call_id, "response": result}],
+    }
+
+
+def test_a_lone_model_call_is_the_agent_of_a_plain_llm_trace() -> None:
+    """Class 9: only a model call, no agent span: it stands as the agent (input, history, system
+    from its prompt), agent scorers find it, and span scorers still see the call itself."""
+    chat = span_id()
+    prompt = [_text("system", SYSTEM), _text("user", Q1), _text("assistant", A1), _text("user", Q2)]
+    trace = Trace.from_rows(
+        [_chat("chat m", chat, None, prompt, output=[_text("assistant", A2)], start=0)]
+    )
+    data = scorer_input(trace)
+    assert (data["kind"], data["span_id"]) == ("agent", chat)
+    assert [m["content"] for m in data["input"]["input_messages"]] == [Q2]
+    assert [m["content"] for m in data["input"]["remembered_messages"]] == [Q1, A1]
+    assert [m["content"] for m in data["input"]["system_messages"]] == [SYSTEM]
+    assert data["output"][0]["content"] == A2
+    assert find_target_spans(trace, "agent_run") == [chat]
+    assert find_target_spans(trace, "model_generation") == [chat]
+    # A model_generation scorer (no type) asks for the span: it gets the call's own messages.
+    span_run = trace_to_scorer_run(trace, chat)
+    assert [m.content for m in span_run.input] == [SYSTEM, Q1, A1, Q2]
+    assert [(s.step_type, s.prompt_tokens) for s in extract_trajectory_from_trace(trace).steps] == [
+        ("model_generation", 10)
+    ]
+    notes = explain(trace)
+    assert "stands as the agent" in notes["target"]["reason"]
+    assert any("plain LLM-call trace" in n for n in notes["spans"][0]["notes"])
+
+
+def test_a_later_call_of_a_plain_trace_keeps_its_own_work_out_of_the_history() -> None:
+    """The current turn is the last user message of the first call: what follows it in that
+    call's prompt (this run's tool call and result) is the run's work, not remembered history."""
+    chat = span_id()
+    prompt = [
+        _text("system", SYSTEM),
+        _text("user", Q1),
+        _call("c1", "weather", {"city": "Oslo"}),
+        _result("c1", {"tempC": 3}),
+    ]
+    trace = Trace.from_rows(
+        [_chat("chat m", chat, None, prompt, output=[_text("assistant", A1)], start=0)]
+    )
+    run = trace_to_agent_run(trace)
+    assert [m.content for m in run.input.input_messages] == [Q1]
+    assert run.input.remembered_messages == []
+
+
+def test_a_workflow_that_only_wraps_one_agent_collapses_onto_it() -> None:
+    """Class 1: invoke_workflow X → invoke_agent X (Google ADK); the agent is the target, and
+    inherits the wrapper's conversation id."""
+    wf, agent, chat = span_id(), span_id(), span_id()
+    rows = [
+        row(
+            "invoke_workflow a",
+            span_id=wf,
+            start_ms=0,
+            end_ms=10,
+            attributes={
+                "gen_ai.operation.name": "invoke_workflow",
+                "gen_ai.workflow.name": "a",
+                "gen_ai.conversation.id": "conv-1",
+            },
+        ),
+        row(
+            "invoke_agent a",
+            span_id=agent,
+            parent=wf,
+            start_ms=1,
+            end_ms=9,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+        ),
+        _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)], start=2),
+    ]
+    trace = Trace.from_rows(rows)
+    run = trace_to_agent_run(trace)
+    assert run.span_id == agent
+    assert scorer_input(trace)["span_id"] == agent
+    assert run.request_context == {"conversation_id": "conv-1"}
+    assert find_target_spans(trace, "workflow_run") == []
+    # With a step of its own beside the agent, the workflow is a workflow.
+    rows.append(
+        row(
+            "invoke_node report",
+            span_id=span_id(),
+            parent=wf,
+            start_ms=9.5,
+            end_ms=9.8,
+            attributes={"gen_ai.operation.name": "invoke_node"},
+        )
+    )
+    workflow = Trace.from_rows(rows)
+    assert scorer_input(workflow)["kind"] == "workflow"
+    assert [s.step_type for s in extract_trajectory_from_trace(workflow).steps] == [
+        "agent_run",
+        "workflow_step",
+    ]
+
+
+def test_an_agent_span_input_in_a_framework_envelope_keeps_the_users_text() -> None:
+    """Class 2/3: the agent span's input is ``{"task": ...}``; the model got the turn inside a
+    template. The input is the user's own text, earlier turns are read out of the same template,
+    and a final_answer tool is the answer, not a tool call."""
+    agent, chat, tool = span_id(), span_id(), span_id()
+    prompt = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"New task:\n{Q1}"},
+        {"role": "assistant", "content": A1},
+        {"role": "user", "content": f"New task:\n{Q2}"},
+    ]
+    rows = [
+        row(
+            "coach.run",
+            span_id=agent,
+            start_ms=0,
+            end_ms=10,
+            attributes={
+                "openinference.span.kind": "AGENT",
+                "input.value": json.dumps({"task": Q2, "reset": False}),
+            },
+        ),
+        row(
+            "Model.generate",
+            span_id=chat,
+            parent=agent,
+            start_ms=1,
+            end_ms=3,
+            attributes={
+                "openinference.span.kind": "LLM",
+                **{
+                    f"llm.input_messages.{i}.message.{k}": v
+                    for i, m in enumerate(prompt)
+                    for k, v in m.items()
+                },
+                "llm.output_messages.0.message.role": "assistant",
+                **{f"{OUT_CALL}.id": "f1", f"{OUT_CALL}.function.name": "final_answer"},
+                f"{OUT_CALL}.function.arguments": json.dumps({"answer": A2}),
+                "llm.token_count.prompt": 20,
+                "llm.token_count.completion": 4,
+            },
+        ),
+        row(
+            "FinalAnswerTool",
+            span_id=tool,
+            parent=agent,
+            start_ms=4,
+            end_ms=5,
+            attributes={
+                "openinference.span.kind": "TOOL",
+                "tool.name": "final_answer",
+                "input.value": json.dumps({"answer": A2}),
+                "output.value": A2,
+            },
+        ),
+    ]
+    trace = Trace.from_rows(rows)
+    run = trace_to_agent_run(trace)
+    assert [m.content for m in run.input.input_messages] == [Q2]
+    assert [(m.role, m.content) for m in run.input.remembered_messages] == [
+        ("user", Q1),
+        ("assistant", A1),
+    ]
+    assert run.output[0].content == A2
+    assert run.output[0].tool_invocations == []
+    assert [s.step_type for s in extract_trajectory_from_trace(trace).steps] == ["model_generation"]
+    assert find_target_spans(trace, "tool_call") == []
+
+
+def test_request_preparation_is_not_a_model_call() -> None:
+    """Class 5: LlamaIndex's ``_prepare_chat_with_tools`` is tagged LLM but carries no messages,
+    no response and no usage: each turn has exactly the scenario's model calls."""
+    for scenario, calls in (("turn1", 3), ("turn2", 1)):
+        trace = fixture_trace("py-llamaindex-agent-openinference", scenario)
+        assert len(find_target_spans(trace, "model_generation")) == calls
+        prepared = [
+            s
+            for r in trace.steps
+            for s in r.walk()
+            if s.span_name == "OpenAI._prepare_chat_with_tools"
+        ]
+        assert prepared and all(s.kind == "generic" and s.notes for s in prepared)
+
+
+def test_plain_spans_named_by_an_asked_for_tool_are_its_steps() -> None:
+    """Class 6: the plain OpenAI client traced with hand-made spans named by the tool: each is
+    the execution of the tool the call before it asked for, with args and result from the
+    conversation."""
+    trace = fixture_trace("py-openai-plain-openinference", "turn1")
+    tools = find_target_spans(trace, "tool_call")
+    named = [
+        s.span_id
+        for r in trace.steps
+        for s in r.walk()
+        if s.span_name in ("get_weather", "convert_temperature")
+    ]
+    assert tools == named and len(tools) == 2
+    steps = [s for s in extract_trajectory_from_trace(trace).steps if s.step_type == "tool_call"]
+    assert [(s.tool_args, s.tool_call_id is not None, s.metadata["span_id"]) for s in steps] == [
+        ({"city": "Paris"}, True, tools[0]),
+        ({"celsius": 18}, True, tools[1]),
+    ]
+
+
+def test_a_handoff_puts_the_handed_to_agent_inside_the_agent_that_handed_off() -> None:
+    """Class 4: the Agents SDK traces the handed-to agent as a sibling; it becomes the child of
+    the triage agent, the transfer call is no tool call, and the answer is the handed-to one's."""
+    trace = fixture_trace("py-openai-agents-openinference", "handoff")
+    run = trace_to_agent_run(trace)
+    names = [i.tool_name for m in run.output for i in m.tool_invocations]
+    assert names == ["get_weather", "convert_temperature"]
+    steps = extract_trajectory_from_trace(trace, run.span_id).steps
+    assert [s.step_type for s in steps] == ["model_generation", "agent_run"]
+    assert steps[1].name == "weather_agent"
+    moved = [s for s in explain(trace)["spans"] if s["name"] == "weather_agent"]
+    assert any("handed off to by 'triage_agent'" in n for n in moved[0]["notes"])

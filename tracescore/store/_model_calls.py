@@ -1,0 +1,133 @@
+"""The ``model_calls`` table and the recompute of ready traces (their calls and totals).
+
+``tracescore.live``'s totals maintainer reads the stale, ready traces (``ready_query``), loads
+their spans in one read (``fetch_spans_of``: the arrival-time bound lets DuckDB skip the row
+groups written before the oldest trace began), builds model calls and totals, and hands both
+to ``write_recompute``: one writer transaction that replaces the traces' ``model_calls`` rows
+and updates their ``traces`` rows, all through Arrow.
+
+The same transaction sets the traces' span-derived columns to their exact values (a re-sent
+span the writer's merge counted twice is counted once again). A span committed after the
+maintainer chose a trace leaves it stale (``last_received_at > totals_received_at``), so it is
+recomputed once it settles again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ._arrow import rows_table
+from ._traces_table import STALE_PREDICATE, TOTALS, exact_update_sql
+from ._writer import unregister_quietly
+
+_SPAN_ROWS_SQL = """
+SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
+       epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
+       status_code, status_message, attributes, resource_attributes, events, links,
+       scope_name, scope_version
+FROM spans
+WHERE received_at >= ? AND list_contains(?::VARCHAR[], trace_id)
+ORDER BY trace_id, start_time, span_id
+"""
+_JSON = ("attributes", "resource_attributes", "events", "links")
+
+
+def ready_query(*, settled_before: datetime, waited_before: datetime, limit: int) -> tuple[
+    str, list[Any]
+]:
+    """Stale traces that are ready: root seen and no span since ``settled_before``, or first
+    span before ``waited_before``; the newest first, so new traffic never waits behind a
+    backfill of old traces."""
+    sql = f"""
+SELECT trace_id, first_received_at, last_received_at, totals_received_at IS NOT NULL AS seen
+FROM traces
+WHERE {STALE_PREDICATE}
+  AND ((has_root AND last_received_at <= ?) OR first_received_at <= ?)
+ORDER BY first_received_at DESC
+LIMIT ?
+"""
+    return sql, [settled_before, waited_before, limit]
+
+
+def stale_count_sql() -> str:
+    """How many traces wait for their totals (progress of a backfill)."""
+    return f"SELECT count(*) AS n FROM traces WHERE {STALE_PREDICATE}"
+
+
+def fetch_spans_of(store: Any, trace_ids: Sequence[str], since: datetime) -> dict[
+    str, list[dict[str, Any]]
+]:
+    """Span rows (as ``fetch_trace_rows`` returns them) of several traces in one read, for
+    spans received at or after ``since`` (the traces' earliest first arrival)."""
+    out: dict[str, list[dict[str, Any]]] = {trace_id: [] for trace_id in trace_ids}
+    for row in store.read(_SPAN_ROWS_SQL, [since, list(trace_ids)]):
+        for name in _JSON:
+            value = row.get(name)
+            if isinstance(value, str):
+                row[name] = orjson.loads(value)
+        out[row["trace_id"]].append(row)
+    return out
+
+
+def write_recompute(
+    traces: Sequence[Mapping[str, Any]],
+    calls: Sequence[Mapping[str, Any]],
+    *,
+    replace: Sequence[str],
+    since: datetime,
+) -> Any:
+    """A writer function storing recomputed traces.
+
+    ``traces`` rows carry ``trace_id`` and the ``TOTALS`` columns (``totals_received_at`` = the
+    ``last_received_at`` the trace was chosen at); ``calls`` are their ``model_calls`` rows;
+    ``replace`` names the traces whose earlier calls are deleted first; ``since`` is the
+    earliest first arrival of the traces (their span-derived columns are set exactly from
+    spans received since then, inside the same transaction).
+    """
+    trace_table = rows_table("traces", traces) if traces else None
+    call_table = rows_table("model_calls", calls) if calls else None
+    replace_ids = list(replace)
+    trace_ids = [row["trace_id"] for row in traces]
+    totals = ", ".join(f"{name} = n.{name}" for name in TOTALS)
+    exact = exact_update_sql()
+
+    def write(conn: Any) -> int:
+        if replace_ids:
+            conn.execute(
+                "DELETE FROM model_calls WHERE list_contains(?::VARCHAR[], trace_id)",
+                [replace_ids],
+            )
+        if call_table is not None:
+            conn.register("__tracescore_model_calls", call_table)
+            try:
+                conn.execute(
+                    "INSERT OR REPLACE INTO model_calls SELECT * FROM __tracescore_model_calls"
+                )
+            finally:
+                unregister_quietly(conn, "__tracescore_model_calls")
+        if trace_table is None:
+            return 0
+        conn.execute(exact, [since, trace_ids])
+        conn.register("__tracescore_traces", trace_table)
+        try:
+            conn.execute(
+                f"UPDATE traces SET {totals} FROM __tracescore_traces n "
+                "WHERE traces.trace_id = n.trace_id"
+            )
+        finally:
+            unregister_quietly(conn, "__tracescore_traces")
+        return int(trace_table.num_rows)
+
+    return write
+
+
+__all__ = [
+    "fetch_spans_of",
+    "ready_query",
+    "stale_count_sql",
+    "write_recompute",
+]
