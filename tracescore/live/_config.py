@@ -64,6 +64,10 @@ class LiveSettings(_Strict):
     """Backoff after a non-transient failure, doubling per attempt spent."""
     transient_retry_max_seconds: float = Field(default=300.0, gt=0)
     """Ceiling of the backoff after rate limits and transient judge errors."""
+    transient_retry_deadline_seconds: float = Field(default=3600.0, gt=0)
+    """A rate limit or transient error (5xx, timeout, malformed answer) this long after the
+    pair's first failed judge call (as stored, so restarts do not reset it) ends the pair
+    ``failed`` with the last error."""
     judge_model: str | None = None
     """litellm model of the default LLM scorers (``TRACESCORE_JUDGE_MODEL`` overrides)."""
     judge_api_base: str | None = None

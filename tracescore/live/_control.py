@@ -19,6 +19,7 @@ class RunControl:
         self.cooldown: dict[str, datetime] = {}
         """scorer id → until when its pairs wait (the provider's Retry-After)."""
         self._streaks: dict[PairKey, int] = {}
+        self._since: dict[PairKey, datetime] = {}
 
     def pause(self, scorer_id: str, reason: str) -> None:
         """Stop running a scorer until ``resume``."""
@@ -45,10 +46,18 @@ class RunControl:
         """Transient failures of a pair in a row."""
         return self._streaks.get(key, 0)
 
-    def bump_streak(self, key: PairKey) -> None:
-        """Count one more transient failure of a pair."""
+    def streak_since(self, key: PairKey) -> datetime | None:
+        """When the pair's transient-retry window began, i.e. its first failure (None: not
+        known to this process yet; the worker then reads it from ``judge_executions``)."""
+        return self._since.get(key)
+
+    def bump_streak(self, key: PairKey, *, since: datetime) -> None:
+        """Count one more transient failure of a pair; ``since`` is when its retry window
+        began, kept from the first call."""
         self._streaks[key] = self._streaks.get(key, 0) + 1
+        self._since.setdefault(key, since)
 
     def forget_streak(self, key: PairKey) -> None:
         """A pair ended: forget its transient failures."""
         self._streaks.pop(key, None)
+        self._since.pop(key, None)

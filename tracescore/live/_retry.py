@@ -2,9 +2,11 @@
 
 Judge errors come classified by ``tracescore.scoring.classify_error``:
 
-- ``rate_limit`` and ``transient`` (429, 5xx, timeouts, connection errors): retry after the
-  provider's ``Retry-After`` when it sent one, else after a jittered exponential backoff; no
-  attempt is spent.
+- ``rate_limit`` and ``transient`` (429, 5xx, timeouts, connection errors, malformed provider
+  answers): retry after the provider's ``Retry-After`` when it sent one, else after a jittered
+  exponential backoff; no attempt is spent. Such a failure ``transient_deadline_s`` (``[live]
+  transient_retry_deadline_seconds``) or more after the pair's first failure is final (``failed``
+  with the last error): a provider that never recovers cannot keep a pair forever.
 - ``permanent`` (and any error that is not the judge's): one attempt is spent; the next try waits
   ``retry_base_seconds`` doubled per attempt already spent; after ``max_attempts`` the decision
   is final (``failed``).
@@ -44,6 +46,8 @@ class RetryPolicy:
     retry_base_s: float = 30.0
     transient_base_s: float = 1.0
     transient_max_s: float = 300.0
+    transient_deadline_s: float = 3600.0
+    """A rate limit or transient error this long after the pair's first failure ends it."""
     jitter: float = 0.1
     """Delays are stretched by a random factor in [1, 1 + jitter) so retries do not align."""
 
@@ -53,14 +57,18 @@ class RetryPolicy:
         *,
         attempts: int,
         transient_streak: int = 0,
+        transient_elapsed_s: float = 0.0,
         retry_after_s: float | None = None,
         rng: random.Random | None = None,
     ) -> RetryDecision:
         """Decide after a failure; ``attempts`` were spent before it, ``transient_streak``
-        transient failures came in a row just before it."""
+        transient failures came in a row just before it, and the pair's first failure was
+        ``transient_elapsed_s`` ago."""
         roll = (rng or random).random()
         stretch = 1.0 + self.jitter * roll
         if kind in ("rate_limit", "transient"):
+            if transient_elapsed_s >= self.transient_deadline_s:
+                return RetryDecision(kind, attempts + 1, final=True, delay_s=0.0)
             if retry_after_s is not None and retry_after_s >= 0:
                 delay = min(retry_after_s, self.transient_max_s)
             else:

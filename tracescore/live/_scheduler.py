@@ -43,7 +43,7 @@ from ._selection import (
 )
 from ._stats import LiveStats
 from ._transform import TraceCache
-from ._worker import WorkItem, prior_spend_query, score_pair
+from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ class LiveScheduler:
         self.settings = settings or LiveSettings()
         s = self.settings
         self.policy = RetryPolicy(max_attempts=s.max_attempts, retry_base_s=s.retry_base_seconds,
-                                  transient_max_s=s.transient_retry_max_seconds)
+                                  transient_max_s=s.transient_retry_max_seconds,
+                                  transient_deadline_s=s.transient_retry_deadline_seconds)
         self.budget = BudgetGuard(s.budget)
         self.stats = LiveStats()
         self.control = RunControl()
@@ -112,6 +113,12 @@ class LiveScheduler:
         rows written at the same time); returns after the commit."""
         await self._writeback.write(scores, executions, decisions)
 
+    def submit_write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
+                     decisions: list[dict[str, Any]]) -> asyncio.Future[None]:
+        """Queue rows on the write-back now, in order with every later ``write``, without
+        waiting; the future resolves after their commit."""
+        return self._writeback.submit(scores, executions, decisions)
+
     async def trace(self, trace_id: str) -> Any:
         """A loaded trace (cached: ready traces do not change)."""
         cached = self._traces.get(trace_id)
@@ -120,9 +127,18 @@ class LiveScheduler:
             self._traces.put(trace_id, cached)
         return cached
 
-    async def prior_spend(self, key: PairKey) -> SpendTotals:
-        """Judge totals of earlier attempts of a pair."""
-        return SpendTotals.of(await self.read(*prior_spend_query(key)))
+    async def prior_spend(self, key: PairKey, *, besides: Sequence[str] = ()) -> SpendTotals:
+        """Judge totals of earlier attempts of a pair (not counting the executions ``besides``,
+        this run's own rows that may already be stored)."""
+        return SpendTotals.of(await self.read(*prior_spend_query(key, besides=besides)))
+
+    async def first_failure(self, key: PairKey, *, besides: Sequence[str] = (),
+                            default: datetime) -> datetime:
+        """When the pair's first failed judge call was stored (``default`` when none was): the
+        start of its transient-retry window after a restart."""
+        [row] = await self.read(*first_failure_query(key, besides=besides))
+        first = row["first"]
+        return first if isinstance(first, datetime) and first < default else default
 
     @property
     def paused(self) -> dict[str, str]:

@@ -1,10 +1,12 @@
 """Scoring one (trace span, scorer) pair and writing what came of it.
 
 transform (in a worker thread) → ``Scorer.run`` (async; the judge goes through litellm's async
-client) → one store transaction with the ``scores`` row, the ``judge_executions`` rows and the
-``scoring_decisions`` row. A retried pair writes its judge executions and a ``retrying``
-decision; its single ``scores`` row is written when it ends, with the judge totals of every
-attempt.
+client; each judge execution is stored as it arrives, see ``_spend``) → one store transaction
+with the ``scores`` row, the ``judge_executions`` rows and the ``scoring_decisions`` row. A
+retried pair writes its judge executions and a ``retrying`` decision; its single ``scores`` row
+is written when it ends, with the judge totals of every attempt (before a crash included). Rate
+limits and transient errors end the pair once ``transient_retry_deadline_seconds`` have passed
+since its first failed judge call.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -22,10 +25,10 @@ from ._rows import (
     SpendTotals,
     decision_row,
     error_info,
-    execution_rows,
     score_row,
     short_error,
 )
+from ._spend import SpendRecorder
 from ._transform import build_run, trace_project
 
 if TYPE_CHECKING:
@@ -36,7 +39,7 @@ logger = logging.getLogger(__name__)
 PRIOR_SPEND_SQL = """
 SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
        cost_amount
-FROM judge_executions WHERE score_id = ?
+FROM judge_executions WHERE score_id = ? AND NOT list_contains(?::VARCHAR[], execution_id)
 """
 
 
@@ -99,25 +102,27 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             last_error=f"could not build the scorer input: {short_error(exc)}",
             created_at=item.created_at)])
 
+    from tracescore.scoring import observe_judge_executions
+
     started = time.perf_counter()
     result = None
     failure: BaseException | None = None
+    recorder = SpendRecorder(live, key, scorer_id=reg.id, attempts=item.attempts,
+                             created_at=item.created_at)
     try:
-        result = await reg.scorer.run(
-            run, run_id=key.score_id,
-            request_context={**(run.request_context or {}), "trace_id": key.trace_id,
-                             "span_id": key.span_id, "scorer_id": reg.id,
-                             "scorer_version": reg.version, "source": source})
+        with observe_judge_executions(recorder):
+            result = await reg.scorer.run(
+                run, run_id=key.score_id,
+                request_context={**(run.request_context or {}), "trace_id": key.trace_id,
+                                 "span_id": key.span_id, "scorer_id": reg.id,
+                                 "scorer_version": reg.version, "source": source})
     except Exception as exc:  # noqa: BLE001 - failures are data (classified below)
         failure = exc
     duration_ms = (time.perf_counter() - started) * 1000.0
     now = live.now()
     snapshot = result if failure is None else getattr(failure, "result", None)
-    executions = execution_rows(snapshot, score_id=key.score_id, trace_id=key.trace_id,
-                                scorer_id=reg.id, now=now)
-    live.stats.record_spend(reg.id, executions)
+    executions = recorder.rows(snapshot)
     spent = SpendTotals.of(executions)
-    live.budget.add(cost_usd=spent.cost, tokens=spent.total_tokens)
 
     if failure is None:
         assert result is not None
@@ -130,18 +135,31 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         from tracescore.scoring import classify_error, retry_after_s
 
         kind = classify_error(failure)
+        since = live.control.streak_since(key) or now
+        if kind in ("rate_limit", "transient") and live.control.streak_since(key) is None and (
+                item.decision != "pending" or item.attempts):
+            since = await live.first_failure(key, besides=[r["execution_id"] for r in executions],
+                                             default=now)
         verdict = live.policy.decide(
             kind, attempts=item.attempts, transient_streak=live.control.streak(key),
+            transient_elapsed_s=(now - since).total_seconds(),
             retry_after_s=retry_after_s(failure))
         if not verdict.final:
-            return _retry(live, item, reg, failure, verdict, executions, now)
+            return _retry(live, item, reg, failure, verdict, executions, now, since)
         status, decision, attempts = "failed", "failed", verdict.attempts
         last_error, error = short_error(failure), error_info(failure, kind=kind)
+        if kind in ("rate_limit", "transient"):
+            last_error = (f"gave up after {(now - since).total_seconds():.0f} s of "
+                          f"{kind.replace('_', ' ')} errors ([live] "
+                          f"transient_retry_deadline_seconds = "
+                          f"{live.settings.transient_retry_deadline_seconds:g}); last error: "
+                          f"{last_error}")
         logger.warning("scorer %s failed on trace %s span %s after %d attempt(s): %s",
                        reg.id, key.trace_id, key.span_id, attempts, last_error)
 
     live.control.forget_streak(key)
-    prior = await live.prior_spend(key) if item.decision != "pending" or item.attempts else None
+    prior = (await live.prior_spend(key, besides=[row["execution_id"] for row in executions])
+             if item.decision != "pending" or item.attempts else None)
     total = (prior or SpendTotals()) + spent
     score = score_row(
         key, project=trace_project(trace), scorer_name=reg.scorer.name, source=source,
@@ -161,6 +179,7 @@ def _retry(
     verdict: Any,
     executions: list[dict[str, Any]],
     now: datetime,
+    since: datetime,
 ) -> Outcome:
     key = item.key
     message = short_error(failure)
@@ -170,7 +189,7 @@ def _retry(
         live.control.pause(reg.id, f"authentication failed: {message}")
         last_error = f"scorer paused (authentication failed): {message}"
     elif verdict.kind in ("rate_limit", "transient"):
-        live.control.bump_streak(key)
+        live.control.bump_streak(key, since=since)
         if verdict.kind == "rate_limit":
             live.control.cool_down(reg.id, until=next_at)
         last_error = (f"{verdict.kind.replace('_', ' ')}: {message}; retrying in "
@@ -186,6 +205,18 @@ def _retry(
     return Outcome("retrying", executions=executions, decisions=[row])
 
 
-def prior_spend_query(key: PairKey) -> tuple[str, list[Any]]:
-    """The judge executions earlier attempts of this pair wrote."""
-    return PRIOR_SPEND_SQL, [key.score_id]
+FIRST_FAILURE_SQL = """
+SELECT min(created_at) AS first FROM judge_executions
+WHERE score_id = ? AND status = 'failed' AND coalesce(error_code, '') NOT IN ('401', '403')
+  AND NOT list_contains(?::VARCHAR[], execution_id)
+"""
+
+
+def first_failure_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """When the pair's first failed judge call (authentication errors aside) was stored."""
+    return FIRST_FAILURE_SQL, [key.score_id, list(besides)]
+
+
+def prior_spend_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """The judge executions earlier attempts of this pair wrote (except ``besides`` ids)."""
+    return PRIOR_SPEND_SQL, [key.score_id, list(besides)]

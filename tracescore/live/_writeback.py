@@ -30,11 +30,17 @@ class WriteBack:
 
     async def write(self, scores: Rows, executions: Rows, decisions: Rows) -> None:
         """Write these rows in one transaction (shared with others); resolves after commit."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self.submit(scores, executions, decisions)
+
+    def submit(self, scores: Rows, executions: Rows, decisions: Rows) -> asyncio.Future[None]:
+        """Queue these rows now (in call order with every other write) without waiting; the
+        future resolves after their commit. Call from the event loop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         self._queue.append((scores, executions, decisions, future))
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._drain())
-        await future
+            self._task = loop.create_task(self._drain())
+        return future
 
     async def _drain(self) -> None:
         while self._queue:

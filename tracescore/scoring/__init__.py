@@ -14,12 +14,14 @@ from ._errors import (
 from ._filter import filter_run
 from ._judge import Judge
 from ._judge_call import load_litellm, normalise_usage
+from ._observe import ExecutionObserver, observe_judge_executions
 from ._retry import RetryProcessor, classify_error, retry_after_s
-from ._rows import execution_rows, step_columns
+from ._rows import execution_row, execution_rows, step_columns
 from ._scorer import Scorer, create_scorer
 from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
 
 __all__ = [
+    "ExecutionObserver",
     "Judge",
     "JudgeOutputError",
     "NotScorableSignal",
@@ -33,11 +35,13 @@ __all__ = [
     "classify_error",
     "create_classifier_scorer",
     "create_scorer",
+    "execution_row",
     "execution_rows",
     "filter_run",
     "load_litellm",
     "normalise_usage",
     "not_scorable",
+    "observe_judge_executions",
     "probability_of_true",
     "retry_after_s",
     "step_columns",

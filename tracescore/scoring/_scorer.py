@@ -18,6 +18,7 @@ from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge_logprobs
+from ._observe import notify_execution
 from ._runs import coerce_prepared, construct, make_run
 from ._steps import (
     STEP_ORDER,
@@ -290,8 +291,10 @@ class Scorer(Generic[InputT, OutputT]):
                 top_logprobs=spec.top_logprobs)
         except JudgeCallFailed as failed:
             record.executions.append(failed.execution)
+            notify_execution(name, failed.execution)
             raise
         record.executions.append(execution)
+        notify_execution(name, execution)
         if spec.parse_output is not None:
             output = await spec.parse_output.call(output, logprobs)
         if name == "generate_score":

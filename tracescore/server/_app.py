@@ -30,7 +30,7 @@ from ._auth import BearerAuth
 from ._handlers import install_handlers
 from ._ingest_stats import IngestStats
 from ._otlp_http import make_endpoint
-from ._settings import Settings
+from ._settings import Settings, short_key_warning
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +164,9 @@ def create_app(
     install_handlers(app)
     if settings.api_keys:
         app.add_middleware(BearerAuth, keys=settings.api_keys)
+        warning = short_key_warning(settings)
+        if warning:
+            log.warning("%s", warning)
     return app
 
 

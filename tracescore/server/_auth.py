@@ -1,8 +1,11 @@
 """Bearer-token authentication for OTLP and API paths (pure ASGI middleware).
 
-With API keys configured, every request under ``/v1/``, ``/api/`` and ``/metrics`` needs
-``Authorization: Bearer <key>``; otherwise it gets 401 in the error shape. ``/healthz`` and
-the dashboard's static pages stay open (the pages ask for the key themselves).
+With API keys configured, every HTTP request needs ``Authorization: Bearer <key>`` (else 401
+in the error shape): OTLP under ``/v1/``, the API under ``/api/``, ``/metrics``, the API docs
+(``/docs``, ``/redoc``, ``/openapi.json``) and any route added later. Only ``OPEN_PATHS`` stay
+open: ``/healthz`` for supervisors and the dashboard's static pages (``/``, ``/ui/``), which ask
+for the key themselves. Keys are compared with ``hmac.compare_digest`` (timing-safe), and an
+empty token never matches: empty keys are refused at start-up (``Settings``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,19 @@ from typing import Any
 
 import orjson
 
-PROTECTED_PREFIXES = ("/v1/", "/api/", "/metrics")
+PROTECTED_PREFIXES = ("/v1/", "/api/", "/metrics", "/docs", "/redoc", "/openapi.json")
+"""Paths that always need the key (everything outside ``OPEN_PATHS`` does too)."""
+OPEN_PATHS = frozenset({"/healthz", "/", "/favicon.ico"})
+"""Exact paths served without a key."""
+OPEN_PREFIXES = ("/ui/",)
+"""Path prefixes served without a key (the dashboard's files)."""
+
+
+def is_open(path: str) -> bool:
+    """True when ``path`` is served without a key even when API keys are set."""
+    if path.startswith(PROTECTED_PREFIXES):
+        return False
+    return path in OPEN_PATHS or path == "/ui" or path.startswith(OPEN_PREFIXES)
 
 
 class BearerAuth:
@@ -20,12 +35,10 @@ class BearerAuth:
 
     def __init__(self, app: Any, *, keys: tuple[str, ...]) -> None:
         self.app = app
-        self._keys = tuple(key.encode() for key in keys)
+        self._keys = tuple(key.encode() for key in keys if key.strip())
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not self._keys or not scope["path"].startswith(
-            PROTECTED_PREFIXES
-        ):
+        if scope["type"] != "http" or not self._keys or is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
         token = b""
@@ -34,7 +47,7 @@ class BearerAuth:
                 if value[:7].lower() == b"bearer ":
                     token = value[7:].strip()
                 break
-        if any(hmac.compare_digest(token, key) for key in self._keys):
+        if token and any(hmac.compare_digest(token, key) for key in self._keys):
             await self.app(scope, receive, send)
             return
         state = scope.get("app").state if scope.get("app") is not None else None
@@ -60,4 +73,4 @@ class BearerAuth:
         await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["PROTECTED_PREFIXES", "BearerAuth"]
+__all__ = ["OPEN_PATHS", "OPEN_PREFIXES", "PROTECTED_PREFIXES", "BearerAuth", "is_open"]

@@ -106,8 +106,25 @@ class Settings(BaseSettings):
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):
-            return tuple(key.strip() for key in value.split(",") if key.strip())
+            keys = tuple(key.strip() for key in value.split(",") if key.strip())
+            if not keys:
+                raise ValueError(
+                    "it is set but holds no key (an unset shell variable?); give at least one "
+                    "key, or unset it to run without authentication"
+                )
+            return keys
         return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _check_keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        keys = tuple(key.strip() for key in value)
+        if any(not key for key in keys):
+            raise ValueError(
+                "an API key is empty or only whitespace (an unset shell variable?), and an empty "
+                "key would let requests without a key in; give a real key or leave it out"
+            )
+        return keys
 
     @field_validator("log_level")
     @classmethod
@@ -213,12 +230,31 @@ def _explain(exc: ValidationError, path: Path, flags: dict[str, Any]) -> str:
     key = str(error["loc"][0]) if error["loc"] else "?"
     env_name = f"{ENV_PREFIX}{key.upper()}"
     if key in flags:
-        source = f"the --{key.replace('_', '-')} option"
+        flag = "api-key" if key == "api_keys" else key.replace("_", "-")
+        source = f"the --{flag} option"
     elif env_name in os.environ:
         source = f"the environment variable {env_name}"
     else:
         source = f"{path} [server].{key}"
-    return f"invalid {key} in {source}: {error['msg']} (got {error.get('input')!r})"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if key == "api_keys":  # never echo keys into logs
+        return f"invalid {key} in {source}: {message}"
+    return f"invalid {key} in {source}: {message} (got {error.get('input')!r})"
+
+
+SHORT_KEY_CHARS = 16
+"""API keys shorter than this get a start-up warning (easy to guess)."""
+
+
+def short_key_warning(settings: Settings) -> str | None:
+    """The warning to log when an API key is shorter than ``SHORT_KEY_CHARS``, else None."""
+    short = sum(1 for key in settings.api_keys if len(key) < SHORT_KEY_CHARS)
+    if not short:
+        return None
+    return (
+        f"{short} of the {len(settings.api_keys)} API key(s) are shorter than {SHORT_KEY_CHARS} "
+        "characters and easy to guess; use long random keys (e.g. `openssl rand -hex 32`)"
+    )
 
 
 def check_bind(settings: Settings) -> None:
@@ -233,8 +269,10 @@ def check_bind(settings: Settings) -> None:
 __all__ = [
     "SERVER_KEYS",
     "Settings",
+    "SHORT_KEY_CHARS",
     "check_bind",
     "default_config_path",
     "load_settings",
     "read_config",
+    "short_key_warning",
 ]

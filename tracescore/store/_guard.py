@@ -3,7 +3,9 @@
 The statement type comes from ``duckdb.extract_statements`` (DuckDB's own parser), so comments,
 CTEs, ``FROM``-first queries, ``DESCRIBE`` and ``SUMMARIZE`` are all judged as DuckDB sees them.
 File and network access is refused by the database itself (``enable_external_access=false``);
-this module only words those refusals for people.
+this module only words those refusals for people. Functions and views that reveal the server's
+file paths or settings (``duckdb_databases()``, ``duckdb_settings()``, ``current_setting()``,
+…) are refused by ``_disclosure`` before the statement runs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from ._disclosure import check_disclosure
 from ._errors import InvalidSql
 
 _HINTS = {
@@ -36,7 +39,8 @@ _HINTS = {
 
 
 def check_sql(sql: str) -> None:
-    """Raise ``InvalidSql`` unless ``sql`` is exactly one read (SELECT-type) statement."""
+    """Raise ``InvalidSql`` unless ``sql`` is exactly one read (SELECT-type) statement that
+    does not reveal the server's paths or settings (see ``_disclosure``)."""
     import duckdb
 
     if not isinstance(sql, str) or not sql.strip():
@@ -45,9 +49,13 @@ def check_sql(sql: str) -> None:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise InvalidSql(f"the SQL does not parse: {_first_line(exc)}") from None
+    if not statements:
+        what = "only a comment" if ("--" in sql or "/*" in sql) else "no statement"
+        raise InvalidSql(f"the SQL holds {what}; send one SELECT statement")
     if len(statements) != 1:
         raise InvalidSql(
-            f"send exactly one statement; got {len(statements)} (remove the extra ';')"
+            f"the SQL holds {len(statements)} statements; send exactly one statement "
+            "(remove the extra ';' and what follows it)"
         )
     kind = statements[0].type.name
     if kind != "SELECT":
@@ -57,6 +65,7 @@ def check_sql(sql: str) -> None:
             or f"{kind} statements cannot run here: the SQL surface is read-only (SELECT, WITH, "
             "FROM, DESCRIBE, SHOW, SUMMARIZE)"
         )
+    check_disclosure(sql, check_sql)
 
 
 def explain_duckdb_error(exc: Exception) -> InvalidSql:
