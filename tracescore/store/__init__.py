@@ -12,6 +12,7 @@ from ._arrow import (
     rows_table,
     to_json_text,
 )
+from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
     InvalidRow,
@@ -37,6 +38,7 @@ __all__ = [
     "SPAN_INPUT_COLUMNS",
     "TABLES",
     "BatchTooLarge",
+    "CheckpointPolicy",
     "InvalidRow",
     "InvalidSql",
     "QueryResult",

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import orjson
 
 from ._arrow import rows_table
+from ._checkpoint import CheckpointPolicy
 from ._errors import StoreClosed, StoreError, StoreUnavailable
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
@@ -77,6 +78,8 @@ class Store:
         memory_limit: DuckDB's ``memory_limit`` (e.g. ``"1GB"``), or None for DuckDB's default.
         threads: DuckDB's worker threads, or None for DuckDB's default.
         external_access: leave DuckDB's file/network access on (trusted CLI export only).
+        checkpoint: when the writer checkpoints (``CheckpointPolicy``; DuckDB's own automatic
+            checkpoint, which would run inside a request's commit, is pushed out of reach).
     """
 
     def __init__(
@@ -97,8 +100,10 @@ class Store:
         memory_limit: str | None = None,
         threads: int | None = None,
         external_access: bool = False,
+        checkpoint: CheckpointPolicy | None = None,
     ) -> None:
         self.path = str(path)
+        self._checkpoint = checkpoint or CheckpointPolicy()
         self.read_only = read_only
         self.sql_row_limit = sql_row_limit
         self.sql_timeout_s = sql_timeout_s
@@ -140,6 +145,8 @@ class Store:
                 max_batch_bytes=self._max_batch_bytes,
                 reopen=self._reopen if self.path != ":memory:" else None,
                 span_hook=merge_span_batch,
+                wal_path=self.path + ".wal" if self.path != ":memory:" else None,
+                checkpoint=self._checkpoint,
             )
             self._writer.start()
         return self
@@ -153,6 +160,8 @@ class Store:
             config["memory_limit"] = self._memory_limit
         if self._threads:
             config["threads"] = self._threads
+        if not self.read_only:
+            config["checkpoint_threshold"] = self._checkpoint.duckdb_threshold
         try:
             conn = duckdb.connect(self.path, read_only=self.read_only, config=config)
         except duckdb.IOException as exc:
