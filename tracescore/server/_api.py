@@ -257,6 +257,11 @@ async def healthz(request: Request) -> JSONResponse:
             "spans_inserted": stats.spans_inserted,
             "logs_inserted": stats.logs_inserted,
             "last_commit_ms": round(stats.last_commit_ms, 3),
+            "duplicate_retries": stats.duplicate_retries,
+            "checkpoints": stats.checkpoints,
+            "idle_checkpoints": stats.idle_checkpoints,
+            "last_checkpoint_ms": round(stats.last_checkpoint_ms, 3),
+            "wal_bytes": stats.wal_bytes,
         },
         "ingest": state.ingest_stats.as_dict(),
     }

@@ -12,6 +12,14 @@ from ._arrow import (
     rows_table,
     to_json_text,
 )
+from ._batch import (
+    LOG_COLUMNS,
+    LOG_JSON_COLUMNS,
+    SPAN_COLUMNS,
+    SPAN_JSON_COLUMNS,
+    LogBatch,
+    SpanBatch,
+)
 from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
@@ -31,6 +39,12 @@ from ._store import Store
 from ._writer import WriterStats
 
 __all__ = [
+    "LOG_COLUMNS",
+    "LOG_JSON_COLUMNS",
+    "SPAN_COLUMNS",
+    "SPAN_JSON_COLUMNS",
+    "LogBatch",
+    "SpanBatch",
     "LOG_INPUT_COLUMNS",
     "MIGRATIONS",
     "PRIMARY_KEYS",

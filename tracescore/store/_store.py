@@ -55,6 +55,22 @@ SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
 FROM logs WHERE trace_id = ?
 ORDER BY coalesce(log_time, observed_time), observed_time, log_id
 """
+_SPANS_SINCE_SQL = """
+SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
+       epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
+       status_code, status_message, attributes, resource_attributes, events, links,
+       scope_name, scope_version
+FROM spans WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY trace_id, start_time, span_id
+"""
+_LOGS_SINCE_SQL = """
+SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
+       epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
+       event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
+       service_name
+FROM logs WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY trace_id, coalesce(log_time, observed_time), observed_time, log_id
+"""
 _SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
 _LOG_JSON = ("body", "attributes", "resource_attributes")
 
@@ -380,6 +396,27 @@ class Store:
         """The log records of one trace as log row dicts (INTERFACES.md), ordered by time."""
         rows = self.read(_LOG_ROW_SQL, [trace_id.lower()])
         return [_parse_json(row, _LOG_JSON) for row in rows]
+
+    def fetch_recent_traces(
+        self, trace_ids: Sequence[str], *, spans_since: Any, logs_since: Any
+    ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        """The span rows and log rows of many traces in one query each, by trace id.
+
+        Only rows received at or after ``spans_since`` / ``logs_since`` are read: DuckDB skips
+        older row groups by their ``received_at`` ranges, so the cost follows the recent rows,
+        not the size of the table (a ``trace_id = ?`` lookup scans it all). For live scoring,
+        whose traces arrived recently; rows received earlier are not returned.
+        """
+        ids = sorted({trace_id.lower() for trace_id in trace_ids})
+        spans: dict[str, list[dict[str, Any]]] = {}
+        logs: dict[str, list[dict[str, Any]]] = {}
+        if not ids:
+            return spans, logs
+        for row in self.read(_SPANS_SINCE_SQL, [spans_since, ids]):
+            spans.setdefault(row["trace_id"], []).append(_parse_json(row, _SPAN_JSON))
+        for row in self.read(_LOGS_SINCE_SQL, [logs_since, ids]):
+            logs.setdefault(row["trace_id"], []).append(_parse_json(row, _LOG_JSON))
+        return spans, logs
 
     def query(
         self,
