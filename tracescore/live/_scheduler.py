@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._budget import BudgetGuard, BudgetUsage, over_budget_update, usage_query
 from ._config import LiveSettings
@@ -46,6 +46,9 @@ from ._transform import TraceCache
 from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
+if TYPE_CHECKING:
+    from tracescore.store import StoreLike
+
 logger = logging.getLogger(__name__)
 
 TRACE_CACHE_SIZE = 128
@@ -61,7 +64,7 @@ class LiveScheduler:
 
     def __init__(
         self,
-        store: Any,
+        store: StoreLike,
         registry: Registry,
         settings: LiveSettings | None = None,
         *,

@@ -33,6 +33,7 @@ from ._errors import (
 )
 from ._guard import check_sql, json_safe
 from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
+from ._protocol import StoreLike
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store
@@ -60,6 +61,7 @@ __all__ = [
     "Store",
     "StoreClosed",
     "StoreError",
+    "StoreLike",
     "StoreUnavailable",
     "WriteQueueFull",
     "WriterStats",
