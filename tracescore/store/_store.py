@@ -40,34 +40,30 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_SPAN_ROW_SQL = """
+_SPAN_ROWS = """
 SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
        epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
        status_code, status_message, attributes, resource_attributes, events, links,
        scope_name, scope_version
+"""
+_SPAN_ROW_SQL = _SPAN_ROWS + """
 FROM spans WHERE trace_id = ? ORDER BY start_time, span_id
 """
-_LOG_ROW_SQL = """
+_LOG_ROWS = """
 SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
        epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
        event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
        service_name
+"""
+_LOG_ROW_SQL = _LOG_ROWS + """
 FROM logs WHERE trace_id = ?
 ORDER BY coalesce(log_time, observed_time), observed_time, log_id
 """
-_SPANS_SINCE_SQL = """
-SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
-       epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
-       status_code, status_message, attributes, resource_attributes, events, links,
-       scope_name, scope_version
+_SPANS_SINCE_SQL = _SPAN_ROWS + """
 FROM spans WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY trace_id, start_time, span_id
 """
-_LOGS_SINCE_SQL = """
-SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
-       epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
-       event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
-       service_name
+_LOGS_SINCE_SQL = _LOG_ROWS + """
 FROM logs WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY trace_id, coalesce(log_time, observed_time), observed_time, log_id
 """
