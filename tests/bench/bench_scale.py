@@ -12,9 +12,10 @@ lookback; their ``traces`` rows too), then measured:
 3. live scoring with a judge answering in 200 ms at concurrency 8 and 32: share of ideal;
 4. the traces list's first page and its count from the ``traces`` table, in process.
 
-Each figure is printed with its ratio to N = 0. Nothing is asserted.
+Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
+printed as the median over rounds with its ratio to N = 0. Nothing is asserted.
 
-Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 [--seconds 10]
+Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 [--seconds 10] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing as mp
+import os
 import shutil
 import statistics
 import sys
@@ -172,46 +174,60 @@ def traces_page(db: Path) -> float:
     return statistics.median(times)
 
 
+def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> dict[str, float]:
+    """Every figure once, each on a fresh copy of the background database ``template``."""
+
+    def fresh(name: str) -> Path:
+        target = work / f"{name}-{tag}" / "db.duckdb"
+        target.parent.mkdir()
+        shutil.copyfile(template, target)
+        return target
+
+    figures: dict[str, float] = {}
+    got = ingest(fresh("ingest"), args.seconds)
+    figures.update({f"ingest {k}": v for k, v in got.items()})
+    figures["live code traces/s"] = live_code(fresh("code"), args.traces)
+    for concurrency in (8, 32):
+        figures[f"judge share of ideal @{concurrency}"] = live_judge(
+            fresh(f"judge{concurrency}"), args.judge_traces, concurrency)
+    figures["traces page ms"] = traces_page(fresh("page"))
+    for path in work.glob(f"*-{tag}"):
+        shutil.rmtree(path, ignore_errors=True)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, nargs="+", default=[0, 1_000_000])
     parser.add_argument("--seconds", type=float, default=10.0, help="ingest time per size")
     parser.add_argument("--traces", type=int, default=1000, help="traces for code scorers")
     parser.add_argument("--judge-traces", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds; each measures every size once, sizes interleaved")
     args = parser.parse_args()
     sizes = [0, *[n for n in args.spans if n]]
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    base = {}
+    templates = {}
     for n in sizes:
-        template = work / f"bg-{n}.duckdb"
-        built = build_background(template, n)
-        print(f"== N = {n:,} background spans (built in {built:.1f} s, "
-              f"{template.stat().st_size / 2**20:,.0f} MB)", flush=True)
-
-        def fresh(name: str, n: int = n, template: Path = template) -> Path:
-            target = work / f"{name}-{n}" / "db.duckdb"
-            target.parent.mkdir()
-            shutil.copyfile(template, target)
-            return target
-
-        figures: dict[str, float] = {}
-        got = ingest(fresh("ingest"), args.seconds)
-        figures.update({f"ingest {k}": v for k, v in got.items()})
-        figures["live code traces/s"] = live_code(fresh("code"), args.traces)
-        for concurrency in (8, 32):
-            figures[f"judge share of ideal @{concurrency}"] = live_judge(
-                fresh(f"judge{concurrency}"), args.judge_traces, concurrency)
-        figures["traces page ms"] = traces_page(fresh("page"))
-        if n == 0:
-            base = figures
-        for name, value in figures.items():
-            ratio = value / base[name] if base.get(name) else float("nan")
-            print(f"  {name:<34} {value:>12,.2f}   ({ratio:.2f}× N=0)", flush=True)
-        for path in work.glob(f"*-{n}"):
-            shutil.rmtree(path, ignore_errors=True)
-        template.unlink()
+        templates[n] = work / f"bg-{n}.duckdb"
+        built = build_background(templates[n], n)
+        print(f"built N = {n:,} background spans in {built:.1f} s "
+              f"({templates[n].stat().st_size / 2**20:,.0f} MB)", flush=True)
+    runs: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    for round_ in range(args.rounds):
+        for n in sizes:
+            runs[n].append(measure(work, templates[n], f"{n}-{round_}", args))
+            print(f"round {round_ + 1}, N = {n:,}: done", flush=True)
+    base = {name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
+    for n in sizes:
+        print(f"== N = {n:,} background spans (medians of {args.rounds} interleaved rounds)")
+        for name in runs[n][0]:
+            value = statistics.median(run[name] for run in runs[n])
+            ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
+            print(f"  {name:<34} {value:>12,.2f}   ({ratio})", flush=True)
     shutil.rmtree(work, ignore_errors=True)
-    print("machine: 2 cores shared with other work; compare ratios within one run")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; "
+          "compare ratios within one run")
 
 
 if __name__ == "__main__":
