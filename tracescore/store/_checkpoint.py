@@ -20,7 +20,7 @@ class CheckpointPolicy:
     """Checkpoint once no write has waited for this long (and the WAL holds ``min_wal_bytes``)."""
     min_wal_bytes: int = 1
     """An idle checkpoint needs at least this much WAL (1: any)."""
-    max_wal_bytes: int = 256 * 1024 * 1024
+    max_wal_bytes: int = 64 * 1024 * 1024
     """Under load that never pauses, checkpoint between commits once the WAL is this large."""
     interval_s: float = 300.0
     """... or once the last checkpoint is this old (a WAL of any size)."""

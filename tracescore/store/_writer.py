@@ -309,6 +309,10 @@ class Writer:
             self.stats.wal_bytes = wal_bytes(self._wal_path)
 
     def _run(self) -> None:
+        if self._wal_path is not None and wal_bytes(self._wal_path):
+            # A WAL left by a crash was replayed into memory at open: fold it into the file
+            # before the first write, so that memory is not held under load that never idles.
+            self._run_checkpoint(idle=False)
         while True:
             jobs = self._take()
             if jobs is None:
