@@ -207,7 +207,16 @@ def run_evals_sync(*args: Any, **kwargs: Any) -> EvalResult:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_evals(*args, **kwargs))
+        held: list[EvalResult] = []
+
+        async def main() -> None:
+            # The result goes back through ``held``, not as the coroutine's return value:
+            # asyncio.run builds the repr of what its coroutine returns on the way out, which
+            # for a large EvalResult cost as much as the whole run (issue 17, goal 5).
+            held.append(await run_evals(*args, **kwargs))
+
+        asyncio.run(main())
+        return held[0]
     raise RuntimeError(
         "run_evals_sync() cannot run inside a running event loop; use `await run_evals(...)`"
     )

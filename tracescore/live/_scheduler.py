@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._budget import BudgetGuard, BudgetUsage, over_budget_update, usage_query
 from ._config import LiveSettings
@@ -50,13 +50,17 @@ from ._transform import TraceCache
 from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
+if TYPE_CHECKING:
+    from tracescore.store import StoreLike
+
 logger = logging.getLogger(__name__)
 
 TRACE_CACHE_SIZE = 128
-LOAD_THREADS = 4
-"""Traces loaded at once while expanding (DuckDB reads release the GIL)."""
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
+LOG_LEAD = timedelta(minutes=10)
+"""How long before a trace's first span its log records may have arrived and still be loaded
+with the tick's traces (log exporters often flush before span exporters)."""
 
 
 class LiveScheduler:
@@ -64,7 +68,7 @@ class LiveScheduler:
 
     def __init__(
         self,
-        store: Any,
+        store: StoreLike,
         registry: Registry,
         settings: LiveSettings | None = None,
         *,
@@ -380,15 +384,12 @@ class LiveScheduler:
                      horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
         """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
-        loaders = asyncio.Semaphore(LOAD_THREADS)
-
-        async def load(trace_id: str) -> None:
-            async with loaders:
-                trace = await asyncio.to_thread(expand, out, trace_id, self._load, now=now)
-            if trace is not None:
+        if out.to_load:
+            first = {t.trace_id: t.first_received for t in traces}
+            since = min(first[trace_id] for trace_id in out.to_load) - SCAN_MARGIN
+            loaded = await asyncio.to_thread(self._expand_loaded, out, since, now)
+            for trace_id, trace in loaded.items():
                 self._traces.put(trace_id, trace)
-
-        await asyncio.gather(*(load(trace_id) for trace_id in list(out.to_load)))
         if out.decisions:
             await self.write([], [], out.decisions)
             for row in out.decisions:
@@ -399,6 +400,37 @@ class LiveScheduler:
         from tracescore.traces import load_trace
 
         return load_trace(self.store, trace_id)
+
+    def _load_many(self, trace_ids: list[str], since: datetime) -> Callable[[str], Any]:
+        """Load a tick's traces in one read of recent spans (and one of logs); returns a
+        loader per trace id that raises like ``load_trace`` for a trace with no spans."""
+        from tracescore.traces import Trace, TraceNotFound
+
+        spans, logs = self.store.fetch_recent_traces(
+            trace_ids, spans_since=since, logs_since=since - LOG_LEAD)
+
+        def load(trace_id: str) -> Any:
+            rows = spans.get(trace_id.lower())
+            if not rows:
+                raise TraceNotFound(f"no spans stored for trace {trace_id!r} since {since}")
+            return Trace.from_rows(rows, logs=logs.get(trace_id.lower(), ()),
+                                   trace_id=trace_id)
+
+        return load
+
+    def _expand_loaded(self, out: Expansion, since: datetime, now: datetime) -> dict[str, Any]:
+        """Worker thread: load the traces ``out`` waits on at once and expand each."""
+        try:
+            load = self._load_many(list(out.to_load), since)
+        except Exception as exc:  # noqa: BLE001 - each trace then records the failure
+            def load(trace_id: str, error: Exception = exc) -> Any:
+                raise error
+        traces = {}
+        for trace_id in list(out.to_load):
+            trace = expand(out, trace_id, load, now=now)
+            if trace is not None:
+                traces[trace_id] = trace
+        return traces
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
         over = self.budget.exceeded()

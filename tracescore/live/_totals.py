@@ -24,10 +24,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._pricing import Pricing
 from ._rows import utc_now
+
+if TYPE_CHECKING:
+    from tracescore.store import StoreLike
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +167,7 @@ class TotalsMaintainer:
 
     def __init__(
         self,
-        store: Any,
+        store: StoreLike,
         *,
         pricing: Pricing | None = None,
         interval_s: float = 2.0,

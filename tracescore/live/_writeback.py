@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracescore.store import StoreLike
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +24,7 @@ Rows = list[dict[str, Any]]
 class WriteBack:
     """Batches ``store.write_scores`` calls (see the module docstring)."""
 
-    def __init__(self, store: Any, *, max_pairs: int = 512) -> None:
+    def __init__(self, store: StoreLike, *, max_pairs: int = 512) -> None:
         self._store = store
         self._max_pairs = max_pairs
         self._queue: list[tuple[Rows, Rows, Rows, asyncio.Future[None]]] = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, Field
@@ -16,6 +16,9 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from ._timeparse import parse_since
+
+if TYPE_CHECKING:
+    from tracescore.store import Store
 
 router = APIRouter()
 
@@ -58,7 +61,7 @@ def _time(value: str | None, name: str) -> Any:
         raise HTTPException(400, f"{name}: {exc}") from None
 
 
-def sql_answer(store: Any, sql: str, params: Any) -> bytes:
+def sql_answer(store: Store, sql: str, params: Any) -> bytes:
     """Run the query and serialize its answer (both bounded: ``sql_max_bytes``, the time
     limit); in a worker thread, so a large answer never holds the event loop."""
     import orjson
@@ -158,7 +161,7 @@ def span_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return roots
 
 
-async def full_trace_id(store: Any, text: str) -> str:
+async def full_trace_id(store: Store, text: str) -> str:
     """The trace id ``text`` names (see ``_trace_ids``), or the HTTP error to answer."""
     from ._errors import TraceIdError
     from ._trace_ids import resolve_trace_id
@@ -257,6 +260,11 @@ async def healthz(request: Request) -> JSONResponse:
             "spans_inserted": stats.spans_inserted,
             "logs_inserted": stats.logs_inserted,
             "last_commit_ms": round(stats.last_commit_ms, 3),
+            "duplicate_retries": stats.duplicate_retries,
+            "checkpoints": stats.checkpoints,
+            "idle_checkpoints": stats.idle_checkpoints,
+            "last_checkpoint_ms": round(stats.last_checkpoint_ms, 3),
+            "wal_bytes": stats.wal_bytes,
         },
         "ingest": state.ingest_stats.as_dict(),
     }

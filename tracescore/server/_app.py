@@ -73,7 +73,7 @@ def default_hooks() -> list[LifespanHook]:
 
 def open_store(settings: Settings) -> Any:
     """The Store ``settings`` describe (not yet opened)."""
-    from tracescore.store import Store
+    from tracescore.store import CheckpointPolicy, Store
 
     return Store(
         settings.db,
@@ -84,6 +84,7 @@ def open_store(settings: Settings) -> Any:
         max_pending_bytes=settings.max_pending_bytes,
         retry_after_s=settings.retry_after_seconds,
         memory_limit=settings.duckdb_memory_limit or None,
+        checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes),
     )
 
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 import errno
 import re
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import ServeError
+
+if TYPE_CHECKING:
+    from tracescore.store import Store
 
 
 def _explain_bind(exc: OSError, host: str, port: int, flag: str, what: str) -> ServeError:
@@ -66,7 +69,7 @@ def check_port_free(host: str, port: int, *, flag: str, what: str) -> None:
 _PID = re.compile(r"\(PID (\d+)\)", re.IGNORECASE)
 
 
-def open_database(store: Any, db: str) -> None:
+def open_database(store: Store, db: str) -> None:
     """Open ``store``; a file locked by another process is one sentence naming its pid."""
     from tracescore.store import StoreError
 

@@ -7,11 +7,14 @@ exceptions to their status codes.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tracescore.ingest import DecodePool, decode_request
 
 from ._ingest_stats import IngestStats
+
+if TYPE_CHECKING:
+    from tracescore.store import Store
 
 Signal = Literal["traces", "logs"]
 
@@ -19,7 +22,7 @@ Signal = Literal["traces", "logs"]
 async def ingest_export(
     body: bytes,
     *,
-    store: Any,
+    store: Store,
     stats: IngestStats,
     encoding: Literal["protobuf", "json"],
     kind: Signal,

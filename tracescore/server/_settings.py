@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     with more is refused with 413."""
     max_pending_bytes: int = Field(256 * 1024 * 1024, gt=0)
     """Bytes (estimated text size) that may wait for the writer before exports get 503."""
+    checkpoint_wal_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
+    """Write-ahead log size at which the writer checkpoints between commits even under load
+    that never pauses (it checkpoints anyway once idle for 0.5 s)."""
     max_attribute_bytes: int = Field(1024 * 1024, ge=1024)
     """Longest string attribute value / log body stored (UTF-8 bytes); longer ones are cut
     and listed in the attribute tracescore.truncated_attributes."""

@@ -12,6 +12,15 @@ from ._arrow import (
     rows_table,
     to_json_text,
 )
+from ._batch import (
+    LOG_COLUMNS,
+    LOG_JSON_COLUMNS,
+    SPAN_COLUMNS,
+    SPAN_JSON_COLUMNS,
+    LogBatch,
+    SpanBatch,
+)
+from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
     InvalidRow,
@@ -26,12 +35,19 @@ from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
 from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
+from ._protocol import StoreLike
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store
 from ._writer import WriterStats
 
 __all__ = [
+    "LOG_COLUMNS",
+    "LOG_JSON_COLUMNS",
+    "SPAN_COLUMNS",
+    "SPAN_JSON_COLUMNS",
+    "LogBatch",
+    "SpanBatch",
     "LOG_INPUT_COLUMNS",
     "MIGRATIONS",
     "PRIMARY_KEYS",
@@ -39,6 +55,7 @@ __all__ = [
     "SPAN_INPUT_COLUMNS",
     "TABLES",
     "BatchTooLarge",
+    "CheckpointPolicy",
     "InvalidRow",
     "InvalidSql",
     "QueryResult",
@@ -46,6 +63,7 @@ __all__ = [
     "Store",
     "StoreClosed",
     "StoreError",
+    "StoreLike",
     "StoreUnavailable",
     "WriteQueueFull",
     "WriterStats",

@@ -152,7 +152,7 @@ def arrow_span_table(batch: Any) -> Any:
 
 def _trusted_json(batch: Any) -> bool:
     """True for a decoder's ``SpanBatch``, whose JSON columns orjson wrote (always valid)."""
-    from tracescore.ingest import SpanBatch
+    from ._batch import SpanBatch
 
     return isinstance(batch, SpanBatch)
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import orjson
 
 from ._arrow import rows_table
+from ._checkpoint import CheckpointPolicy
 from ._errors import StoreClosed, StoreError, StoreUnavailable
 from ._experiment_rows import insert_arrow
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
@@ -40,20 +41,32 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_SPAN_ROW_SQL = """
+_SPAN_ROWS = """
 SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
        epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
        status_code, status_message, attributes, resource_attributes, events, links,
        scope_name, scope_version
+"""
+_SPAN_ROW_SQL = _SPAN_ROWS + """
 FROM spans WHERE trace_id = ? ORDER BY start_time, span_id
 """
-_LOG_ROW_SQL = """
+_LOG_ROWS = """
 SELECT trace_id, span_id, epoch_ns(log_time) AS time_unix_nano,
        epoch_ns(observed_time) AS observed_time_unix_nano, severity_number, severity_text,
        event_name, body, attributes, resource_attributes, scope_name, scope_version, project,
        service_name
+"""
+_LOG_ROW_SQL = _LOG_ROWS + """
 FROM logs WHERE trace_id = ?
 ORDER BY coalesce(log_time, observed_time), observed_time, log_id
+"""
+_SPANS_SINCE_SQL = _SPAN_ROWS + """
+FROM spans WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY trace_id, start_time, span_id
+"""
+_LOGS_SINCE_SQL = _LOG_ROWS + """
+FROM logs WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY trace_id, coalesce(log_time, observed_time), observed_time, log_id
 """
 _SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
 _LOG_JSON = ("body", "attributes", "resource_attributes")
@@ -78,6 +91,8 @@ class Store:
         memory_limit: DuckDB's ``memory_limit`` (e.g. ``"1GB"``), or None for DuckDB's default.
         threads: DuckDB's worker threads, or None for DuckDB's default.
         external_access: leave DuckDB's file/network access on (trusted CLI export only).
+        checkpoint: when the writer checkpoints (``CheckpointPolicy``; DuckDB's own automatic
+            checkpoint, which would run inside a request's commit, is pushed out of reach).
     """
 
     def __init__(
@@ -98,8 +113,10 @@ class Store:
         memory_limit: str | None = None,
         threads: int | None = None,
         external_access: bool = False,
+        checkpoint: CheckpointPolicy | None = None,
     ) -> None:
         self.path = str(path)
+        self._checkpoint = checkpoint or CheckpointPolicy()
         self.read_only = read_only
         self.sql_row_limit = sql_row_limit
         self.sql_timeout_s = sql_timeout_s
@@ -141,6 +158,8 @@ class Store:
                 max_batch_bytes=self._max_batch_bytes,
                 reopen=self._reopen if self.path != ":memory:" else None,
                 span_hook=merge_span_batch,
+                wal_path=self.path + ".wal" if self.path != ":memory:" else None,
+                checkpoint=self._checkpoint,
             )
             self._writer.start()
         return self
@@ -154,6 +173,8 @@ class Store:
             config["memory_limit"] = self._memory_limit
         if self._threads:
             config["threads"] = self._threads
+        if not self.read_only:
+            config["checkpoint_threshold"] = self._checkpoint.duckdb_threshold
         try:
             conn = duckdb.connect(self.path, read_only=self.read_only, config=config)
         except duckdb.IOException as exc:
@@ -372,6 +393,27 @@ class Store:
         """The log records of one trace as log row dicts (INTERFACES.md), ordered by time."""
         rows = self.read(_LOG_ROW_SQL, [trace_id.lower()])
         return [_parse_json(row, _LOG_JSON) for row in rows]
+
+    def fetch_recent_traces(
+        self, trace_ids: Sequence[str], *, spans_since: Any, logs_since: Any
+    ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        """The span rows and log rows of many traces in one query each, by trace id.
+
+        Only rows received at or after ``spans_since`` / ``logs_since`` are read: DuckDB skips
+        older row groups by their ``received_at`` ranges, so the cost follows the recent rows,
+        not the size of the table (a ``trace_id = ?`` lookup scans it all). For live scoring,
+        whose traces arrived recently; rows received earlier are not returned.
+        """
+        ids = sorted({trace_id.lower() for trace_id in trace_ids})
+        spans: dict[str, list[dict[str, Any]]] = {}
+        logs: dict[str, list[dict[str, Any]]] = {}
+        if not ids:
+            return spans, logs
+        for row in self.read(_SPANS_SINCE_SQL, [spans_since, ids]):
+            spans.setdefault(row["trace_id"], []).append(_parse_json(row, _SPAN_JSON))
+        for row in self.read(_LOGS_SINCE_SQL, [logs_since, ids]):
+            logs.setdefault(row["trace_id"], []).append(_parse_json(row, _LOG_JSON))
+        return spans, logs
 
     def query(
         self,

@@ -21,6 +21,20 @@ a transaction (and the checkpoint it may trigger) in memory, and one that outgro
 insert, with the batch still registered as ``view`` (the store keeps its ``traces`` table with
 it, ``_traces_table.py``).
 
+Checkpoints never run inside a request's commit. The store raises DuckDB's
+``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
+checkpoints itself (``_checkpoint.py`` decides when): once the queue has been empty for
+``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``, or between two commits
+when the WAL passed ``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for
+a writer that is never idle).
+
+Spans and log records go in with a plain ``INSERT`` (the primary key enforced, no conflict
+handling: several times cheaper on a large table). A batch that hits a stored key (a re-sent
+export, or the same span twice in one batch) makes DuckDB raise a constraint error; the writer
+rolls that transaction back and runs it again with ``INSERT OR IGNORE``, so duplicate
+suppression stays exact and only batches holding a duplicate pay for conflict handling
+(``WriterStats.duplicate_retries`` counts them).
+
 If DuckDB reports a fatal error anyway (``FatalException``, "database has been invalidated"),
 the writer fails the jobs in hand and every new one with ``StoreUnavailable`` (retryable), and
 calls ``reopen`` (the store closes the connection and opens the file again, replaying the WAL:
@@ -41,6 +55,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ._arrow import log_table, span_table
+from ._checkpoint import CheckpointPolicy, wal_bytes
 from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
 from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
@@ -81,6 +96,13 @@ class WriterStats:
     split_commits: int = 0
     reopens: int = 0
     last_commit_ms: float = 0.0
+    duplicate_retries: int = 0
+    """Transactions run again with ``INSERT OR IGNORE`` because they held a stored key."""
+    checkpoints: int = 0
+    idle_checkpoints: int = 0
+    """Checkpoints run while no write was waiting (the rest were forced by WAL size or age)."""
+    last_checkpoint_ms: float = 0.0
+    wal_bytes: int = 0
 
 
 class Writer:
@@ -99,8 +121,14 @@ class Writer:
         max_batch_bytes: int = 32 * 1024 * 1024,
         reopen: Callable[[], Any] | None = None,
         span_hook: Callable[[Any, str, datetime], None] | None = None,
+        wal_path: str | None = None,
+        checkpoint: CheckpointPolicy | None = None,
     ) -> None:
         self._conn = conn
+        self._wal_path = wal_path
+        self._checkpoint = checkpoint or CheckpointPolicy()
+        self._last_write = time.monotonic()
+        self._last_checkpoint = time.monotonic()
         self._span_hook = span_hook
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_bytes = max_batch_bytes
@@ -192,10 +220,13 @@ class Writer:
         if self._thread.is_alive():
             self._thread.join(timeout_s)
 
-    def _take(self) -> list[_Job] | None:
+    def _take(self) -> list[_Job] | Literal["checkpoint"] | None:
         with self._cond:
             while not self._queue and not self._closing and self.unavailable is None:
-                self._cond.wait()
+                wait_s = self._idle_checkpoint_in()
+                if wait_s is not None and wait_s <= 0:
+                    return "checkpoint"
+                self._cond.wait(wait_s)
             if self.unavailable is not None and not self._closing:
                 return []
             if not self._queue:
@@ -237,11 +268,58 @@ class Writer:
             self._concurrent = len(jobs) > 1
             return jobs
 
+    def _idle_checkpoint_in(self) -> float | None:
+        """Seconds until an idle checkpoint is due (<= 0: now), or None when none is needed."""
+        if self._wal_path is None:
+            return None
+        size = wal_bytes(self._wal_path)
+        self.stats.wal_bytes = size
+        if size < max(1, self._checkpoint.min_wal_bytes):
+            return None
+        return self._last_write + self._checkpoint.idle_s - time.monotonic()
+
+    def _checkpoint_due(self) -> bool:
+        """Between commits under load: the WAL is too large or the last checkpoint too old."""
+        if self._wal_path is None:
+            return False
+        size = wal_bytes(self._wal_path)
+        self.stats.wal_bytes = size
+        if size >= self._checkpoint.max_wal_bytes:
+            return True
+        return size > 0 and (
+            time.monotonic() - self._last_checkpoint >= self._checkpoint.interval_s)
+
+    def _run_checkpoint(self, *, idle: bool) -> None:
+        """CHECKPOINT on the writer's connection (never inside a data transaction)."""
+        started = time.perf_counter()
+        try:
+            self._conn.execute("CHECKPOINT")
+        except Exception as exc:
+            if self._fatal(exc):
+                return
+            log.warning("checkpoint failed (the WAL is kept; retried later): %s", first_line(exc))
+        else:
+            self.stats.checkpoints += 1
+            self.stats.idle_checkpoints += int(idle)
+            self.stats.last_checkpoint_ms = (time.perf_counter() - started) * 1000
+        now = time.monotonic()
+        self._last_checkpoint = now
+        self._last_write = now  # a failed one is not retried in a tight loop
+        if self._wal_path is not None:
+            self.stats.wal_bytes = wal_bytes(self._wal_path)
+
     def _run(self) -> None:
+        if self._wal_path is not None and wal_bytes(self._wal_path):
+            # A WAL left by a crash was replayed into memory at open: fold it into the file
+            # before the first write, so that memory is not held under load that never idles.
+            self._run_checkpoint(idle=False)
         while True:
             jobs = self._take()
             if jobs is None:
                 return
+            if jobs == "checkpoint":
+                self._run_checkpoint(idle=True)
+                continue
             if not jobs:
                 self._recover()
                 continue
@@ -257,6 +335,9 @@ class Writer:
                         job.future.set_exception(exc)
             finally:
                 self._release(jobs)
+                self._last_write = time.monotonic()
+            if self._checkpoint_due() and self.unavailable is None:
+                self._run_checkpoint(idle=False)
 
     def _release(self, jobs: list[_Job]) -> None:
         with self._cond:
@@ -368,8 +449,19 @@ class Writer:
         self.stats.last_commit_ms = (time.perf_counter() - started) * 1000
 
     def _transaction(self, parts: list[tuple[str, Any]]) -> None:
-        """Insert Arrow tables (``("spans" | "logs", table)``) in one transaction."""
+        """Insert Arrow tables (``("spans" | "logs", table)``) in one transaction: plain INSERT
+        first, the whole transaction again with ``INSERT OR IGNORE`` if a key was stored."""
+        import duckdb
+
+        try:
+            self._insert_parts(parts, ignore_conflicts=False)
+        except duckdb.ConstraintException:
+            self.stats.duplicate_retries += 1
+            self._insert_parts(parts, ignore_conflicts=True)
+
+    def _insert_parts(self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool) -> None:
         conn = self._conn
+        verb = "INSERT OR IGNORE" if ignore_conflicts else "INSERT"
         received_at = datetime.now(UTC).replace(tzinfo=None)
         counts = {"spans": [0, 0], "logs": [0, 0]}
         conn.execute("BEGIN TRANSACTION")
@@ -380,8 +472,7 @@ class Writer:
                 conn.register(view, table)
                 try:
                     inserted = conn.execute(
-                        f"INSERT OR IGNORE INTO {name} ({columns}) "
-                        f"SELECT {select}, ? FROM {view}",
+                        f"{verb} INTO {name} ({columns}) SELECT {select}, ? FROM {view}",
                         [received_at],
                     ).fetchone()
                     if name == "spans" and self._span_hook is not None:

@@ -147,7 +147,12 @@ class ScriptedLLMServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        class Server(ThreadingHTTPServer):
+            # The default listen backlog (5) resets connections once a few dozen judge calls
+            # arrive at once, which the caller then sees as transient errors and retries.
+            request_queue_size = 1024
+
+        self._httpd = Server((host, port), Handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -1,0 +1,43 @@
+"""When the writer checkpoints: idle, or past a WAL size or age bound (never inside a commit).
+
+DuckDB's automatic checkpoint runs inside whichever commit pushes the WAL past
+``checkpoint_threshold`` (16 MB by default), so one request's commit took hundreds of
+milliseconds instead of a few. The store sets the threshold to ``duckdb_threshold`` (far above
+``max_wal_bytes``) and the writer checkpoints on its own terms with this policy.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointPolicy:
+    """Bounds of the write-ahead log between the writer's own checkpoints."""
+
+    idle_s: float = 0.5
+    """Checkpoint once no write has waited for this long (and the WAL holds ``min_wal_bytes``)."""
+    min_wal_bytes: int = 1
+    """An idle checkpoint needs at least this much WAL (1: any)."""
+    max_wal_bytes: int = 64 * 1024 * 1024
+    """Under load that never pauses, checkpoint between commits once the WAL is this large."""
+    interval_s: float = 300.0
+    """... or once the last checkpoint is this old (a WAL of any size)."""
+
+    @property
+    def duckdb_threshold(self) -> str:
+        """DuckDB's ``checkpoint_threshold``: well past ``max_wal_bytes`` plus one commit, so
+        DuckDB's own checkpoint never fires first."""
+        return f"{max(4 * self.max_wal_bytes, 1024 * 1024 * 1024) // (1024 * 1024)}MB"
+
+
+def wal_bytes(wal_path: str) -> int:
+    """The size of the database's WAL file (0 when there is none)."""
+    try:
+        return os.stat(wal_path).st_size
+    except OSError:
+        return 0
+
+
+__all__ = ["CheckpointPolicy", "wal_bytes"]
