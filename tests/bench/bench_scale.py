@@ -1,21 +1,31 @@
 """Benchmark: does the cost stay flat as the database grows? (issue 17)
 
-For each background size N (``--spans 0 1000000``; 0 always runs first as the reference), a
-database of N realistic background spans is built fast with one DuckDB ``INSERT … SELECT``
-(six spans per trace, ~400 B of GenAI attributes, received 30 days ago: outside the live
-lookback; their ``traces`` rows too), then measured:
+For each background size N (``--spans 0 1000000 10000000``; 0 always runs first as the
+reference), a database of N realistic background spans is built fast with one DuckDB
+``INSERT … SELECT`` per million (six spans per trace, ~400 B of GenAI attributes, started and
+received in January 2026: outside the live lookback and the dashboard's default 24 h; their
+``traces`` rows too), then measured:
 
 1. ingest over OTLP/HTTP into a real ``tracescore serve`` (``bench_ingest``'s bodies: 512
-   spans per request, 1 client process × 4 exporters): spans/s, p50/p99 request latency, the
-   writer's checkpoints and duplicate retries;
+   spans per request, 1 client process × 4 exporters and 4 processes × 4): spans/s, p50/p99
+   request latency and their ratio, the writer's checkpoints and duplicate retries; and in
+   process (``bench_ingest.in_process``: decode + store write, no HTTP) when that exists;
 2. live scoring with the three default code scorers in process (6-span traces): traces/s;
-3. live scoring with a judge answering in 200 ms at concurrency 8 and 32: share of ideal;
-4. the traces list's first page and its count from the ``traces`` table, in process.
+3. live scoring with a judge answering in 200 ms at concurrency 8, 32 and 64 (20 traces per
+   slot, so the ideal run lasts 4 s): share of ideal (``bench_judge.judge_share``);
+4. the traces list's first page as the dashboard asks for it, and every query of the
+   dashboard's Overview (run one after another, their sum), for the default 24 h and for
+   "all", in process;
+5. once per size, outside the rounds (``--lag-seconds``, 0 skips it): a real server with the
+   default ``[live]`` settings and the three code scorers receives agent runs through the
+   OpenTelemetry SDK at a steady ``--lag-rate`` spans/s; the scoring lag (score written − the
+   trace's last span received) at p50/p95 overall and per minute, and the server's peak RSS.
 
 Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
 printed as the median over rounds with its ratio to N = 0. Nothing is asserted.
 
-Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 [--seconds 10] [--rounds 3]
+Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 10000000 [--seconds 10]
+     [--rounds 3] [--lag-seconds 300] [--templates DIR (reuse built background databases)]
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +90,7 @@ def build_background(path: Path, spans: int) -> float:
     with Store(path):
         pass  # migrations
     conn = duckdb.connect(str(path))
+    conn.execute("SET enable_progress_bar = false")
     step = 1_000_002  # a multiple of 6: no trace is cut between two statements
     for offset in range(0, spans, step):
         conn.execute(BACKGROUND_SQL, [offset, min(spans, offset + step)])
@@ -89,8 +101,9 @@ def build_background(path: Path, spans: int) -> float:
     return time.perf_counter() - started
 
 
-def ingest(db: Path, seconds: float) -> dict[str, float]:
-    """OTLP/HTTP ingest into a real server on ``db``: spans/s and latency quantiles."""
+def ingest(db: Path, seconds: float, processes: int = 1) -> dict[str, float]:
+    """OTLP/HTTP ingest into a real server on ``db`` from ``processes`` client processes of 4
+    exporters each: spans/s and latency quantiles."""
     import httpx
     from server_process import start_server
 
@@ -100,19 +113,27 @@ def ingest(db: Path, seconds: float) -> dict[str, float]:
     context = mp.get_context("spawn")
     results = context.Queue()
     start_at = time.time() + 3.0
-    process = context.Process(target=bench_ingest.client,
-                              args=(server.url, seconds, 0, 4, results, start_at))
-    process.start()
-    acknowledged, refused, latencies = results.get()
-    process.join()
+    clients = [context.Process(target=bench_ingest.client,
+                               args=(server.url, seconds, seed, 4, results, start_at))
+               for seed in range(processes)]
+    for process in clients:
+        process.start()
+    acknowledged, refused, latencies = 0, 0, []
+    for _ in clients:
+        got = results.get()
+        acknowledged, refused = acknowledged + got[0], refused + got[1]
+        latencies.extend(got[2])
+    for process in clients:
+        process.join()
     writer = httpx.get(f"{server.url}/healthz").json()["writer"]
     server.stop()
     latencies.sort()
-    return {"spans_per_s": acknowledged / seconds, "refused": refused,
-            "p50_ms": statistics.median(latencies) * 1000,
-            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+    p50 = statistics.median(latencies) * 1000
+    p99 = latencies[int(len(latencies) * 0.99)] * 1000
+    return {"spans/s": acknowledged / seconds, "refused": refused, "p50 ms": p50,
+            "p99 ms": p99, "p99/p50": p99 / p50,
             "checkpoints": float(writer.get("checkpoints", 0)),
-            "duplicate_retries": float(writer.get("duplicate_retries", 0))}
+            "duplicate retries": float(writer.get("duplicate_retries", 0))}
 
 
 def live_code(db: Path, traces: int) -> float:
@@ -139,7 +160,14 @@ def live_code(db: Path, traces: int) -> float:
 
 
 def live_judge(db: Path, traces: int, concurrency: int) -> float:
-    """Share of ideal (concurrency / 200 ms) reached with the scripted 200 ms judge."""
+    """Share of ideal (concurrency / 200 ms) reached with the scripted 200 ms judge (the
+    judge benchmark's own measurement when it exists)."""
+    try:
+        from bench_judge import judge_share
+    except ImportError:
+        judge_share = None
+    if judge_share is not None:
+        return float(judge_share(db, traces, concurrency))
     from tracescore.live import LiveScheduler, Registry
     from tracescore.scoring import Judge, PromptStep, create_scorer, load_litellm
     from tracescore.testing import Reply, ScriptedLLMServer
@@ -162,16 +190,167 @@ def live_judge(db: Path, traces: int, concurrency: int) -> float:
     return rate / (concurrency / 0.2)
 
 
-def traces_page(db: Path) -> float:
-    """ms for the traces list's first page (and the total count), median of 5."""
+TRACE_LIST_SQL = """
+SELECT t.trace_id, t.root_span_name AS name, t.service_name, t.project, t.duration_ms,
+       t.span_count AS spans, t.error_count AS errors, t.models, t.input_tokens,
+       t.output_tokens, t.total_tokens, t.cost_usd, t.unpriced_call_count, t.model_call_count,
+       epoch_ms(CAST(t.start_time AS TIMESTAMP)) AS start_ms
+FROM traces AS t WHERE t.start_time >= CAST(? AS TIMESTAMP)
+ORDER BY t.start_time DESC NULLS LAST, t.trace_id LIMIT 51 OFFSET 0
+"""
+"""The traces list's first page as ``_web/js/traces.js`` asks for it (no search)."""
+
+OVERVIEW_SQL = [
+    "SELECT count(*) AS n FROM (SELECT 1 FROM spans LIMIT 1) AS t",
+    "SELECT least(s.lo, c.lo) AS lo, greatest(s.hi, c.hi) AS hi FROM "
+    "(SELECT epoch_ms(CAST(min(start_time) AS TIMESTAMP)) AS lo, "
+    "epoch_ms(CAST(max(start_time) AS TIMESTAMP)) AS hi FROM spans "
+    "WHERE start_time >= CAST($since AS TIMESTAMP)) AS s, (SELECT epoch_ms(min(created_at)) AS "
+    "lo, epoch_ms(max(created_at)) AS hi FROM scores "
+    "WHERE created_at >= CAST($since AS TIMESTAMP)) AS c",
+    "SELECT DISTINCT project FROM traces WHERE project IS NOT NULL ORDER BY 1 LIMIT 200",
+    "SELECT count(*) AS traces, coalesce(sum(span_count), 0) AS spans, "
+    "count(*) FILTER (WHERE error_count > 0) AS error_traces "
+    "FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)",
+    "SELECT count(*) AS runs, avg(score) FILTER (WHERE status = 'success') AS avg_score, "
+    "count(*) FILTER (WHERE status = 'failed') AS failed, sum(judge_total_tokens) AS tokens, "
+    "sum(judge_cost) AS cost FROM scores WHERE created_at >= CAST($since AS TIMESTAMP)",
+    "SELECT epoch_ms(time_bucket(INTERVAL '$bucket', CAST(start_time AS TIMESTAMP))) AS t, "
+    "count(*) AS traces, sum(span_count) AS spans FROM traces "
+    "WHERE start_time >= CAST($since AS TIMESTAMP) GROUP BY 1 ORDER BY 1 DESC LIMIT 1000",
+    "SELECT scorer_id, epoch_ms(time_bucket(INTERVAL '$bucket', CAST(created_at AS TIMESTAMP)))"
+    " AS t, avg(score) FILTER (WHERE status = 'success') AS avg_score, count(*) AS runs, "
+    "count(*) FILTER (WHERE status = 'failed') AS failed, "
+    "count(*) FILTER (WHERE status = 'not_scorable') AS not_scorable FROM scores "
+    "WHERE created_at >= CAST($since AS TIMESTAMP) GROUP BY 1, 2 ORDER BY 2 DESC LIMIT 5000",
+    "SELECT scorer_id, count(*) AS runs, avg(score) FILTER (WHERE status = 'success') AS "
+    "avg_score, count(*) FILTER (WHERE status = 'failed') AS failed, "
+    "count(*) FILTER (WHERE status = 'not_scorable') AS not_scorable, sum(judge_cost) AS cost "
+    "FROM scores WHERE created_at >= CAST($since AS TIMESTAMP) GROUP BY 1 ORDER BY 1 LIMIT 200",
+    "SELECT epoch_ms(date_trunc('day', created_at)) AS t, sum(judge_input_tokens) AS "
+    "input_tokens, sum(judge_output_tokens) AS output_tokens, sum(judge_cost) AS cost "
+    "FROM scores WHERE created_at >= CAST($since AS TIMESTAMP) GROUP BY 1 ORDER BY 1 DESC "
+    "LIMIT 400",
+    "SELECT epoch_ms(time_bucket(INTERVAL '$bucket', CAST(s.created_at AS TIMESTAMP))) AS t, "
+    "avg(epoch(s.created_at) - epoch(CAST(t.end_time AS TIMESTAMP))) AS avg_s, "
+    "max(epoch(s.created_at) - epoch(CAST(t.end_time AS TIMESTAMP))) AS max_s "
+    "FROM scores AS s JOIN traces AS t ON t.trace_id = s.trace_id "
+    "WHERE s.created_at >= CAST($since AS TIMESTAMP) AND s.source = 'live' "
+    "GROUP BY 1 ORDER BY 1 DESC LIMIT 1000",
+    "SELECT epoch_ms(date_trunc('day', CAST(started_at AS TIMESTAMP))) AS t, "
+    "coalesce(model, '(unknown)') AS model, sum(cost_usd) AS cost, sum(input_tokens) AS "
+    "input_tokens, sum(output_tokens) AS output_tokens FROM model_calls "
+    "WHERE started_at >= CAST($since AS TIMESTAMP) GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 4000",
+    "SELECT trace_id, root_span_name, service_name, model_call_count, total_tokens, cost_usd, "
+    "models FROM traces WHERE start_time >= CAST($since AS TIMESTAMP) AND cost_usd IS NOT NULL "
+    "ORDER BY cost_usd DESC, trace_id LIMIT 10",
+]
+"""Every query the Overview page sends (``_web/js/overview.js``, ``agent.js``, ``core.js``, and
+``app.js``'s project list, sent with every page),
+with the range's start as ``$since`` and its bucket as ``$bucket``; the monitors panel and
+/metrics are left out (no SQL over spans)."""
+
+RANGES = {"24h": ("1 hour", timedelta(days=1)), "all": ("1 day", None)}
+
+
+def dashboard(db: Path) -> dict[str, float]:
+    """ms for the traces list's first page and for all Overview queries (run one after another),
+    per range; medians of 5 after one warm-up."""
+    from tracescore.live._rows import utc_now
+
+    figures = {}
     with Store(db) as store:
-        times = []
-        for _ in range(5):
-            started = time.perf_counter()
-            store.read("SELECT * FROM traces ORDER BY start_time DESC LIMIT 50")
-            store.read("SELECT count(*) FROM traces")
-            times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        for name, (bucket, span) in RANGES.items():
+            since = "1970-01-01 00:00:00" if span is None else str(utc_now() - span)
+            overview = [sql.replace("$since", f"'{since}'").replace("$bucket", bucket)
+                        for sql in OVERVIEW_SQL]
+            for label, statements in (("traces page", [(TRACE_LIST_SQL, [since])]),
+                                      ("overview", [(sql, []) for sql in overview])):
+                times = []
+                for _ in range(6):
+                    started = time.perf_counter()
+                    for sql, params in statements:
+                        store.read(sql, params)
+                    times.append((time.perf_counter() - started) * 1000)
+                figures[f"{label} {name} ms"] = statistics.median(times[1:])
+    return figures
+
+
+def lag_and_rss(db: Path, seconds: float, rate: float) -> dict[str, float]:
+    """Scoring lag and server RSS under steady ingest of ``rate`` spans/s for ``seconds``."""
+    import threading
+
+    import httpx
+    from server_process import start_server
+
+    config = db.parent / "lag.toml"
+    config.write_text(
+        "[server]\ngrpc = false\n[live]\n"  # every other [live] key at its default
+        '[[scorers]]\nid = "no-tool-errors"\nuse = "tracescore.scorers.checks:no_tool_errors"\n'
+        '[[scorers]]\nid = "tool-failures"\nuse = "tracescore.live:tool_failures_scorer"\n'
+        '[[scorers]]\nid = "trajectory-efficiency"\n'
+        'use = "tracescore.live:trajectory_efficiency_scorer"\nargs = { max_steps = 20 }\n')
+    server = start_server(db, args=["--config", str(config)])
+    assert server.process is not None
+    stop = threading.Event()
+    peak = [0]
+    watcher = threading.Thread(target=bench_ingest.watch_rss,
+                               args=(server.process.pid, stop, peak), daemon=True)
+    watcher.start()
+    context = mp.get_context("spawn")
+    sender = context.Process(target=_steady_sender, args=(server.url, seconds, rate))
+    sender.start()
+    sender.join()
+    sent_traces = int(httpx.post(f"{server.url}/api/sql", json={
+        "sql": "SELECT count(*) FROM traces WHERE service_name = 'weather-agent'"}).json()[
+        "rows"][0][0])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        [[open_n, total]] = httpx.post(f"{server.url}/api/sql", json={"sql": (
+            "SELECT count(*) FILTER (WHERE decision IN ('pending', 'retrying')), count(DISTINCT "
+            "trace_id) FROM scoring_decisions")}).json()["rows"]
+        if open_n == 0 and total >= sent_traces:
+            break
+        time.sleep(0.5)
+    lag_sql = ("WITH last AS (SELECT trace_id, min(received_at) AS first, max(received_at) AS "
+               "received FROM spans WHERE service_name = 'weather-agent' GROUP BY 1) "
+               "SELECT date_diff('millisecond', l.received, max(s.created_at)) / 1000.0 AS lag, "
+               "date_diff('second', (SELECT min(first) FROM last), min(l.first)) // 60 AS minute "
+               "FROM scores s JOIN last l USING (trace_id) GROUP BY l.trace_id, l.received")
+    rows = httpx.post(f"{server.url}/api/sql", json={"sql": lag_sql}).json()["rows"]
+    [[spans]] = httpx.post(f"{server.url}/api/sql", json={
+        "sql": "SELECT count(*) FROM spans WHERE service_name = 'weather-agent'"}).json()["rows"]
+    stop.set()
+    server.stop()
+    lags = sorted(float(r[0]) for r in rows)
+    figures = {"spans/s sent": spans / seconds, "traces sent": float(sent_traces),
+               "traces scored": float(len(lags))}
+    if len(lags) >= 2:
+        q = statistics.quantiles(lags, n=100)
+        figures.update({"lag p50 s": q[49], "lag p95 s": q[94], "lag max s": lags[-1]})
+        minutes: dict[int, list[float]] = {}
+        for lag, minute in rows:
+            minutes.setdefault(int(minute), []).append(float(lag))
+        for minute, values in sorted(minutes.items()):
+            if len(values) >= 20:
+                figures[f"lag p95 s, minute {minute + 1}"] = statistics.quantiles(values, n=20)[18]
+    figures["server peak RSS MB"] = peak[0] / 2**20
+    return figures
+
+
+def _steady_sender(url: str, seconds: float, rate: float) -> None:
+    """A client process: agent runs through the OpenTelemetry SDK, about ``rate`` spans/s."""
+    from tracescore.live import send_agent_traces
+
+    per_run = 7  # spans in one demo agent run, on average (the rate reached is printed)
+    sent = 0
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        second = time.monotonic()
+        runs = max(1, int(rate / per_run))
+        send_agent_traces(url, count=runs, start=sent)
+        sent += runs
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - second)))
 
 
 def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> dict[str, float]:
@@ -184,13 +363,18 @@ def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> d
         return target
 
     figures: dict[str, float] = {}
-    got = ingest(fresh("ingest"), args.seconds)
-    figures.update({f"ingest {k}": v for k, v in got.items()})
+    for processes in (1, 4):
+        got = ingest(fresh(f"ingest{processes}"), args.seconds, processes)
+        figures.update({f"ingest {processes}×4 {k}": v for k, v in got.items()})
+    in_process = getattr(bench_ingest, "in_process", None)
+    if in_process is not None:
+        got = in_process(fresh("inproc"), args.seconds)
+        figures.update({f"ingest in process {k}": v for k, v in got.items()})
     figures["live code traces/s"] = live_code(fresh("code"), args.traces)
-    for concurrency in (8, 32):
+    for concurrency in (8, 32, 64):
         figures[f"judge share of ideal @{concurrency}"] = live_judge(
-            fresh(f"judge{concurrency}"), args.judge_traces, concurrency)
-    figures["traces page ms"] = traces_page(fresh("page"))
+            fresh(f"judge{concurrency}"), 20 * concurrency, concurrency)
+    figures.update(dashboard(fresh("page")))
     for path in work.glob(f"*-{tag}"):
         shutil.rmtree(path, ignore_errors=True)
     return figures
@@ -200,16 +384,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, nargs="+", default=[0, 1_000_000])
     parser.add_argument("--seconds", type=float, default=10.0, help="ingest time per size")
-    parser.add_argument("--traces", type=int, default=1000, help="traces for code scorers")
-    parser.add_argument("--judge-traces", type=int, default=128)
+    parser.add_argument("--traces", type=int, default=3000, help="traces for code scorers")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds; each measures every size once, sizes interleaved")
+    parser.add_argument("--lag-seconds", type=float, default=300.0,
+                        help="steady-ingest time of the lag run per size (0: no lag run)")
+    parser.add_argument("--lag-rate", type=float, default=1000.0, help="spans/s in the lag run")
+    parser.add_argument("--templates", type=Path, default=None,
+                        help="a folder to keep (and reuse) the background databases in")
     args = parser.parse_args()
     sizes = [0, *[n for n in args.spans if n]]
-    work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    work = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.templates))
+    print(f"free disk where the databases go: {shutil.disk_usage(work).free / 2**30:,.0f} GB "
+          "(10 M background spans take about 0.5 GB, and each measurement copies it)",
+          flush=True)
     templates = {}
     for n in sizes:
-        templates[n] = work / f"bg-{n}.duckdb"
+        templates[n] = (args.templates or work) / f"bg-{n}.duckdb"
+        if templates[n].exists():
+            print(f"reusing N = {n:,} background spans from {templates[n]}", flush=True)
+            continue
         built = build_background(templates[n], n)
         print(f"built N = {n:,} background spans in {built:.1f} s "
               f"({templates[n].stat().st_size / 2**20:,.0f} MB)", flush=True)
@@ -224,7 +418,19 @@ def main() -> None:
         for name in runs[n][0]:
             value = statistics.median(run[name] for run in runs[n])
             ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
-            print(f"  {name:<34} {value:>12,.2f}   ({ratio})", flush=True)
+            print(f"  {name:<40} {value:>12,.2f}   ({ratio})", flush=True)
+    if args.lag_seconds > 0:
+        for n in sizes:
+            target = work / f"lag-{n}" / "db.duckdb"
+            target.parent.mkdir()
+            shutil.copyfile(templates[n], target)
+            got = lag_and_rss(target, args.lag_seconds, args.lag_rate)
+            print(f"== lag and RSS at N = {n:,}: {args.lag_rate:g} spans/s for "
+                  f"{args.lag_seconds:g} s, default [live] (settle 10 s, tick 2 s: goal p95 "
+                  "≤ 13 s)")
+            for name, value in got.items():
+                print(f"  {name:<40} {value:>12,.2f}", flush=True)
+            shutil.rmtree(target.parent, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; "
           "compare ratios within one run")

@@ -58,7 +58,7 @@
   async function loadProjects() {
     const select = document.getElementById("project-select");
     try {
-      const rows = await TS.api.rows("SELECT DISTINCT project FROM spans WHERE parent_span_id IS NULL AND project IS NOT NULL ORDER BY 1 LIMIT 200");
+      const rows = await TS.api.rows("SELECT DISTINCT project FROM traces WHERE project IS NOT NULL ORDER BY 1 LIMIT 200");
       for (const r of rows) {
         select.appendChild(TS.h("option", { value: r.project }, r.project));
       }

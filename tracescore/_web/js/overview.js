@@ -1,6 +1,9 @@
 /* tracescore dashboard: the Overview page (traffic, scores, failure rates, judge spend, the
  * agent's own spend (agent.js), lag).
  * Every chart is one aggregate query bucketed in SQL; nothing per trace reaches the browser.
+ * Traffic (traces, spans, traces with errors) is read from the maintained `traces` table (one
+ * row per trace with its span and error counts, bucketed by the trace's start), never by
+ * scanning `spans`: that keeps the page flat as the spans table grows to millions of rows.
  */
 (function () {
   "use strict";
@@ -29,14 +32,14 @@
 
   async function tiles() {
     const p1 = [TS.sinceParam()];
-    const spanWhere = "start_time >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", p1);
+    const traceWhere = "start_time >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", p1);
     const p2 = [TS.sinceParam()];
     const scoreWhere = "created_at >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", p2);
     const [traffic, scores, metrics] = await Promise.all([
       TS.api.rows(
-        "SELECT count(*) FILTER (WHERE parent_span_id IS NULL) AS traces, count(*) AS spans, " +
-        "count(DISTINCT trace_id) FILTER (WHERE status_code = 'ERROR') AS error_traces " +
-        "FROM spans WHERE " + spanWhere, p1),
+        "SELECT count(*) AS traces, coalesce(sum(span_count), 0) AS spans, " +
+        "count(*) FILTER (WHERE error_count > 0) AS error_traces " +
+        "FROM traces WHERE " + traceWhere, p1),
       TS.api.rows(
         "SELECT count(*) AS runs, avg(score) FILTER (WHERE status = 'success') AS avg_score, " +
         "count(*) FILTER (WHERE status = 'failed') AS failed, " +
@@ -63,9 +66,8 @@
     const params = [TS.sinceParam()];
     const where = "start_time >= CAST(? AS TIMESTAMP)" + TS.projectClause("project", params);
     const rows = await TS.api.rows(
-      "SELECT " + bucketExpr("start_time") + " AS t, count(*) FILTER (WHERE parent_span_id IS NULL) AS traces, " +
-      "count(*) AS spans " +
-      "FROM spans WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
+      "SELECT " + bucketExpr("start_time") + " AS t, count(*) AS traces, sum(span_count) AS spans " +
+      "FROM traces WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
     TS.chart.timeseries(tracesEl, TS.windowOpts({ kind: "bars",
       series: [{ name: "traces", points: rows.map((r) => [Number(r.t), Number(r.traces)]) }] }));
     TS.chart.timeseries(spansEl, TS.windowOpts({ kind: "bars",
@@ -143,10 +145,10 @@
   async function lagChart(el) {
     const params = [TS.sinceParam()];
     const where = "s.created_at >= CAST(? AS TIMESTAMP) AND s.source = 'live'" + TS.projectClause("s.project", params);
-    const lag = "epoch(s.created_at) - epoch(CAST(r.end_time AS TIMESTAMP))";
+    const lag = "epoch(s.created_at) - epoch(CAST(t.end_time AS TIMESTAMP))";
     const rows = await TS.api.rows(
       "SELECT " + bucketExpr("s.created_at") + " AS t, avg(" + lag + ") AS avg_s, max(" + lag + ") AS max_s " +
-      "FROM scores AS s JOIN spans AS r ON r.trace_id = s.trace_id AND r.parent_span_id IS NULL " +
+      "FROM scores AS s JOIN traces AS t ON t.trace_id = s.trace_id " +
       "WHERE " + where + " GROUP BY 1 ORDER BY 1 DESC LIMIT 1000", params);
     const fmt = (v) => TS.fmtDuration(v * 1000);
     TS.chart.timeseries(el, TS.windowOpts({ yMin: 0, yFormat: fmt, emptyText: "No live scores in this range.", series: [
@@ -180,7 +182,7 @@
       TS.panel("Agent cost per day by model (UTC days)", agentCostEl),
       TS.panel("Agent tokens per day (UTC days)", agentTokensEl),
       TS.panel("Most expensive traces", topEl),
-      TS.panel("Time to score (root span end → live score written)", lagEl)));
+      TS.panel("Time to score (trace end → live score written)", lagEl)));
     await Promise.all([
       TS.fill(tileEl, tiles),
       TS.fill(monitorsEl, () => TS.monitorsPanel()),
