@@ -25,7 +25,8 @@ Sizes are interleaved (``--rounds``: each round measures every size once) and ea
 printed as the median over rounds with its ratio to N = 0. Nothing is asserted.
 
 Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 10000000 [--seconds 10]
-     [--rounds 3] [--lag-seconds 300] [--templates DIR (reuse built background databases)]
+     [--rounds 3] [--lag-seconds 300] [--lag-spans 0 10000000]
+     [--templates DIR (reuse built background databases)]
 """
 
 from __future__ import annotations
@@ -390,6 +391,8 @@ def main() -> None:
     parser.add_argument("--lag-seconds", type=float, default=300.0,
                         help="steady-ingest time of the lag run per size (0: no lag run)")
     parser.add_argument("--lag-rate", type=float, default=1000.0, help="spans/s in the lag run")
+    parser.add_argument("--lag-spans", type=int, nargs="*", default=None,
+                        help="the sizes the lag run measures (default: every size)")
     parser.add_argument("--templates", type=Path, default=None,
                         help="a folder to keep (and reuse) the background databases in")
     args = parser.parse_args()
@@ -420,7 +423,7 @@ def main() -> None:
             ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
             print(f"  {name:<40} {value:>12,.2f}   ({ratio})", flush=True)
     if args.lag_seconds > 0:
-        for n in sizes:
+        for n in sizes if args.lag_spans is None else [n for n in sizes if n in args.lag_spans]:
             target = work / f"lag-{n}" / "db.duckdb"
             target.parent.mkdir()
             shutil.copyfile(templates[n], target)

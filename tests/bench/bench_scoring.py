@@ -2,11 +2,14 @@
 
 Run: .venv/bin/python tests/bench/bench_scoring.py [runs]
 DESIGN.md's reference points: Mastra ~3,000 runs/s on Node 22; a plain Python loop 35-50 k/s.
+Last, what importing litellm costs (the judge's first-use price): seconds and resident memory
+added, in three fresh processes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import time
 
@@ -93,5 +96,29 @@ def main() -> None:
     print(f"run_sync (own event loop per run) : {rate:>10,.0f} runs/s")
 
 
+LITELLM_IMPORT = """
+import resource, time
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+from tracescore.scoring import load_litellm
+load_litellm()
+print(time.perf_counter() - started,
+      (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def litellm_import() -> None:
+    """Seconds and MB of RSS that ``load_litellm`` (``import litellm``) adds to a new process."""
+    runs = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", LITELLM_IMPORT], check=True,
+                             capture_output=True, text=True).stdout.split()
+        runs.append((float(out[0]), float(out[1])))
+    runs.sort()
+    print(f"import litellm (3 fresh processes)  : {runs[0][0]:.1f}-{runs[-1][0]:.1f} s, "
+          f"+{runs[1][1]:,.0f} MB RSS (median)")
+
+
 if __name__ == "__main__":
     main()
+    litellm_import()
