@@ -415,8 +415,9 @@ def main() -> None:
         for n in sizes:
             runs[n].append(measure(work, templates[n], f"{n}-{round_}", args))
             print(f"round {round_ + 1}, N = {n:,}: done", flush=True)
-    base = {name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
-    for n in sizes:
+    base = ({name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
+            if args.rounds else {})
+    for n in sizes if args.rounds else []:
         print(f"== N = {n:,} background spans (medians of {args.rounds} interleaved rounds)")
         for name in runs[n][0]:
             value = statistics.median(run[name] for run in runs[n])
