@@ -277,8 +277,9 @@ def dashboard(db: Path) -> dict[str, float]:
     return figures
 
 
-def lag_and_rss(db: Path, seconds: float, rate: float) -> dict[str, float]:
-    """Scoring lag and server RSS under steady ingest of ``rate`` spans/s for ``seconds``."""
+def lag_and_rss(db: Path, seconds: float, rate: float, server_toml: str = "") -> dict[str, float]:
+    """Scoring lag and server RSS under steady ingest of ``rate`` spans/s for ``seconds``
+    (``server_toml``: more ``[server]`` lines, for experiments)."""
     import threading
 
     import httpx
@@ -286,7 +287,7 @@ def lag_and_rss(db: Path, seconds: float, rate: float) -> dict[str, float]:
 
     config = db.parent / "lag.toml"
     config.write_text(
-        "[server]\ngrpc = false\n[live]\n"  # every other [live] key at its default
+        f"[server]\ngrpc = false\n{server_toml}\n[live]\n"  # other [live] keys: defaults
         '[[scorers]]\nid = "no-tool-errors"\nuse = "tracescore.scorers.checks:no_tool_errors"\n'
         '[[scorers]]\nid = "tool-failures"\nuse = "tracescore.live:tool_failures_scorer"\n'
         '[[scorers]]\nid = "trajectory-efficiency"\n'

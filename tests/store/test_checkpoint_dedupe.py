@@ -1,5 +1,7 @@
 """The writer's own checkpoints (idle, or past a WAL bound; never inside a commit) and its
-duplicate path (plain INSERT, the transaction again with conflict handling on a stored key)."""
+duplicate checks (spans: an anti-join against the spans received since the batch's stored
+traces first arrived; logs: plain INSERT, the transaction again with conflict handling on a
+stored key)."""
 
 from __future__ import annotations
 
@@ -36,21 +38,47 @@ def _batch(spans: int, trace: int, attribute_size: int = 16) -> object:
     return decode_traces_protobuf(_BODIES[key])
 
 
-def test_new_spans_take_the_plain_insert_and_a_resend_falls_back(store: Store) -> None:
+def test_new_traces_need_no_key_check_and_a_resend_adds_nothing(store: Store) -> None:
     store.write_spans_sync(_batch(4, 1))
     store.write_spans_sync(_batch(4, 2))
-    assert store.stats().duplicate_retries == 0  # no stored key: no conflict handling
+    assert store.stats().span_key_checks == 0  # every trace new: nothing stored to check
     # One batch holding both stored spans and new ones: only the new ones are added.
     mixed = _batch(4, 1)
     fresh = _batch(3, 3)
     for name, column in mixed.columns.items():  # type: ignore[attr-defined]
         column.extend(fresh.columns[name])  # type: ignore[attr-defined]
     store.write_spans_sync(mixed)
-    assert store.stats().duplicate_retries == 1
+    assert store.stats().span_key_checks == 1
     assert _count(store) == 11
     assert store.stats().spans_inserted == 11
     rows = store.read("SELECT trace_id, count(*) AS n FROM spans GROUP BY 1 ORDER BY 1")
     assert [row["n"] for row in rows] == [4, 4, 3]
+
+
+def test_a_key_twice_in_one_batch_is_stored_once(store: Store) -> None:
+    twice = _batch(3, 4)
+    again = _batch(3, 4)
+    for name, column in twice.columns.items():  # type: ignore[attr-defined]
+        column.extend(again.columns[name])  # type: ignore[attr-defined]
+    store.write_spans_sync(twice)
+    assert _count(store) == 3
+    assert store.stats().spans_received == 6 and store.stats().spans_inserted == 3
+
+
+def test_a_resend_long_after_many_other_traces_is_still_dropped(store: Store) -> None:
+    store.write_spans_sync(_batch(5, 20))
+    for trace in range(21, 61):  # later traffic: the first trace's spans are far back
+        store.write_spans_sync(_batch(2, trace))
+    store.write_spans_sync(_batch(5, 20))
+    mixed = _batch(5, 20)  # the five stored again, and one new span of the same trace
+    late = _batch(1, 20, attribute_size=99)
+    for name, column in mixed.columns.items():  # type: ignore[attr-defined]
+        column.extend(late.columns[name])  # type: ignore[attr-defined]
+    store.write_spans_sync(mixed)
+    rows = store.read("SELECT count(*) AS n, count(DISTINCT span_id) AS ids FROM spans "
+                      "WHERE trace_id = ?", [(20).to_bytes(16, "big").hex()])
+    assert rows == [{"n": 6, "ids": 6}]
+    assert _count(store) == 6 + 40 * 2
 
 
 def test_a_duplicate_in_one_group_commit_does_not_lose_the_other_batches(store: Store) -> None:
@@ -59,7 +87,7 @@ def test_a_duplicate_in_one_group_commit_does_not_lose_the_other_batches(store: 
     for future in futures:
         future.result(10)
     assert _count(store) == 6
-    assert store.stats().duplicate_retries >= 1
+    assert store.stats().span_key_checks >= 1
 
 
 def test_resent_logs_fall_back_and_stay_single(store: Store) -> None:
@@ -92,6 +120,7 @@ def test_no_checkpoint_inside_a_commit_until_the_wal_bound(tmp_path: Path) -> No
     # ~40 MB of WAL: past DuckDB's default 16 MB automatic checkpoint, below our bound.
     never_idle = CheckpointPolicy(idle_s=3600, max_wal_bytes=512 * 1024 * 1024)
     with Store(tmp_path / "big.duckdb", checkpoint=never_idle) as store:
+        assert _wait_for(lambda: _wal(store) == 0)  # the migrations' WAL, folded in at start
         for trace in range(8):
             store.write_spans_sync(_batch(100, trace + 1, attribute_size=50_000))
         before = store.stats().checkpoints  # at most the one at start (the migrations' WAL)

@@ -103,10 +103,46 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
     conn.execute("ALTER TABLE scoring_decisions DROP COLUMN session_id")
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         assert _columns(store, "scores")[-1] == "experiment_id"
         for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
             assert _columns(store, table)
         store.write_scores_sync([{"score_id": "s1", "scorer_id": "x", "score": 0.5,
                                   "experiment_id": "e1"}])
         assert store.read("SELECT experiment_id FROM scores") == [{"experiment_id": "e1"}]
+
+
+def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
+    tmp_path: Path,
+) -> None:
+    """Migration 5 rebuilds ``spans`` without its primary-key index, keeping every row; the
+    writer then keeps keys unique itself (a resend of a stored span adds nothing)."""
+    import duckdb
+    from ingest.otlp_payloads import traces_request
+
+    from tracescore.ingest import decode_traces_protobuf
+    from tracescore.store import MIGRATIONS
+
+    path = tmp_path / "v4.duckdb"
+    with Store(path) as store:  # a database of today's schema, with three spans
+        body = traces_request(3, trace_id=b"\x05" * 16).SerializeToString()
+        store.write_spans_sync(decode_traces_protobuf(body))
+    conn = duckdb.connect(str(path))  # as version 4 left it: spans keyed
+    conn.execute("DELETE FROM schema_version WHERE version = 5")
+    conn.execute("CREATE TABLE spans_v4 AS SELECT * FROM spans")
+    conn.execute("DROP TABLE spans")
+    conn.execute(MIGRATIONS[0][2]()[0])  # migration 1: CREATE TABLE spans with its key
+    conn.execute("INSERT INTO spans SELECT * FROM spans_v4")
+    conn.execute("DROP TABLE spans_v4")
+    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'spans' "
+                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
+    conn.close()
+    with Store(path) as store:
+        assert store.schema_version == 5
+        assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
+        store.write_spans_sync(decode_traces_protobuf(body))
+        assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
+    conn = duckdb.connect(str(path))
+    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'spans' "
+                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (0,)
+    conn.close()

@@ -260,6 +260,7 @@ async def healthz(request: Request) -> JSONResponse:
             "spans_inserted": stats.spans_inserted,
             "logs_inserted": stats.logs_inserted,
             "last_commit_ms": round(stats.last_commit_ms, 3),
+            "span_key_checks": stats.span_key_checks,
             "duplicate_retries": stats.duplicate_retries,
             "checkpoints": stats.checkpoints,
             "idle_checkpoints": stats.idle_checkpoints,

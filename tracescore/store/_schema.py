@@ -198,7 +198,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 """Every stored table: column name → DuckDB type (constraints included)."""
 
 PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
-    "spans": ("trace_id", "span_id"),
+    "spans": ("trace_id", "span_id"),  # no index since schema 5: the writer keeps it unique
     "logs": ("log_id",),
     "scores": ("score_id",),
     "judge_executions": ("execution_id",),
@@ -261,10 +261,24 @@ latest received), the order ``tracescore.traces.load_session`` reads turns in.""
 _FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisions")
 
 
-def _create_table(name: str) -> str:
+def _create_table(name: str, *, keyed: bool = True, as_name: str | None = None) -> str:
     columns = ",\n    ".join(f"{column} {sql_type}" for column, sql_type in TABLES[name])
     key = ", ".join(PRIMARY_KEYS[name])
-    return f"CREATE TABLE IF NOT EXISTS {name} (\n    {columns},\n    PRIMARY KEY ({key})\n)"
+    constraint = f",\n    PRIMARY KEY ({key})" if keyed else ""
+    return f"CREATE TABLE IF NOT EXISTS {as_name or name} (\n    {columns}{constraint}\n)"
+
+
+def _unkey_spans() -> list[str]:
+    """Migration 5: ``spans`` rebuilt without its primary-key index (the writer checks keys
+    itself, ``_span_dedupe.py``), rows kept in arrival order so row groups stay narrow in
+    ``received_at``. On a large database this rewrites the table once (about a minute for
+    10 M spans)."""
+    return [
+        _create_table("spans", keyed=False, as_name="spans_v5"),
+        "INSERT INTO spans_v5 SELECT * FROM spans ORDER BY received_at",
+        "DROP TABLE spans",
+        "ALTER TABLE spans_v5 RENAME TO spans",
+    ]
 
 
 Migration = tuple[int, str, Callable[[], Sequence[str]]]
@@ -301,6 +315,8 @@ MIGRATIONS: list[Migration] = [
     ),
     (4, "datasets, dataset_items, experiments, experiment_results, scores.experiment_id",
      dataset_statements),
+    (5, "spans without a primary-key index (the writer checks keys against recent arrivals)",
+     _unkey_spans),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

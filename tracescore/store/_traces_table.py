@@ -18,6 +18,7 @@ Two writers keep it, both on the single writer thread:
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 TRACES: tuple[tuple[str, str], ...] = (
@@ -90,33 +91,68 @@ GROUP BY trace_id
 
 _COLUMNS = ", ".join(("trace_id", *SPAN_DERIVED))
 
-_MERGE = f"""
-INSERT INTO traces ({_COLUMNS})
-{_AGGREGATE.format(first="?::TIMESTAMP", last="?::TIMESTAMP", source="{source}")}
-ON CONFLICT (trace_id) DO UPDATE SET
-    project = CASE WHEN NOT traces.has_root AND excluded.has_root THEN excluded.project
-                   ELSE coalesce(traces.project, excluded.project) END,
-    service_name = CASE WHEN NOT traces.has_root AND excluded.has_root
-                        THEN excluded.service_name
-                        ELSE coalesce(traces.service_name, excluded.service_name) END,
-    root_span_id = coalesce(traces.root_span_id, excluded.root_span_id),
-    root_span_name = coalesce(traces.root_span_name, excluded.root_span_name),
-    start_time = least(traces.start_time, excluded.start_time),
-    end_time = greatest(traces.end_time, excluded.end_time),
-    duration_ms = date_diff('microsecond', least(traces.start_time, excluded.start_time),
-                            greatest(traces.end_time, excluded.end_time)) / 1000.0,
-    span_count = traces.span_count + excluded.span_count,
-    error_count = traces.error_count + excluded.error_count,
-    has_root = traces.has_root OR excluded.has_root,
-    root_ended = traces.root_ended OR excluded.root_ended,
-    last_received_at = greatest(traces.last_received_at, excluded.last_received_at)
-"""
+_MERGED = {
+    "project": "CASE WHEN NOT traces.has_root AND x.has_root THEN x.project "
+               "ELSE coalesce(traces.project, x.project) END",
+    "service_name": "CASE WHEN NOT traces.has_root AND x.has_root THEN x.service_name "
+                    "ELSE coalesce(traces.service_name, x.service_name) END",
+    "root_span_id": "coalesce(traces.root_span_id, x.root_span_id)",
+    "root_span_name": "coalesce(traces.root_span_name, x.root_span_name)",
+    "start_time": "least(traces.start_time, x.start_time)",
+    "end_time": "greatest(traces.end_time, x.end_time)",
+    "duration_ms": "date_diff('microsecond', least(traces.start_time, x.start_time), "
+                   "greatest(traces.end_time, x.end_time)) / 1000.0",
+    "span_count": "traces.span_count + x.span_count",
+    "error_count": "traces.error_count + x.error_count",
+    "has_root": "traces.has_root OR x.has_root",
+    "root_ended": "traces.root_ended OR x.root_ended",
+    "last_received_at": "greatest(traces.last_received_at, x.last_received_at)",
+}
+"""How a stored trace's span-derived columns take in a batch's aggregate ``x`` (its first
+arrival stays)."""
+
+PROBE_CHUNK = 2048
+"""Trace ids per probe: DuckDB answers ``trace_id IN (...)`` of up to ``index_scan_max_count``
+(2,048) literals from the primary-key index; a longer list would scan the table."""
 
 
-def merge_span_batch(conn: Any, view: str, received_at: Any) -> None:
+def _literal_list(values: list[str]) -> str:
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
+
+def merge_span_batch(conn: Any, view: str, received_at: Any) -> Any:
     """Writer hook: fold the span batch registered as ``view`` into ``traces`` (inside the
-    commit's transaction)."""
-    conn.execute(_MERGE.format(source=view), [received_at, received_at])
+    commit's transaction, before the spans go in). Returns the earliest first arrival of the
+    batch's traces that were already stored (None when every trace is new): no stored span of
+    the batch's traces arrived before it (``_span_dedupe.py`` reads only what came since).
+
+    The stored traces are found by an index probe (``trace_id IN`` literals, a few ms for
+    hundreds of ids at any table size), new traces are inserted and stored ones updated in
+    place: an ``INSERT … ON CONFLICT`` cost 140–450 ms for 256 traces with 1.7 M stored."""
+    ids = [str(trace_id) for (trace_id,) in conn.execute(
+        f"SELECT DISTINCT trace_id FROM {view} WHERE trace_id IS NOT NULL").fetchall()]
+    stored: dict[str, Any] = {}
+    for offset in range(0, len(ids), PROBE_CHUNK):
+        chunk = _literal_list(ids[offset:offset + PROBE_CHUNK])
+        stored.update(conn.execute(
+            f"SELECT trace_id, first_received_at FROM traces WHERE trace_id IN ({chunk})"
+        ).fetchall())
+    batch = _AGGREGATE.format(first="?::TIMESTAMP", last="?::TIMESTAMP", source=view)
+    if len(stored) < len(ids):
+        keep = f" WHERE trace_id NOT IN ({_literal_list(list(stored))})" if stored else ""
+        conn.execute(f"INSERT INTO traces ({_COLUMNS}) SELECT * FROM ({batch}){keep}",
+                     [received_at, received_at])
+    if not stored:
+        return None
+    assign = ", ".join(f"{name} = {expression}" for name, expression in _MERGED.items())
+    for offset in range(0, len(stored), PROBE_CHUNK):
+        chunk = _literal_list(list(stored)[offset:offset + PROBE_CHUNK])
+        conn.execute(
+            f"UPDATE traces SET {assign} FROM (SELECT * FROM ({batch}) WHERE trace_id IN "
+            f"({chunk})) x WHERE traces.trace_id IN ({chunk}) AND traces.trace_id = x.trace_id",
+            [received_at, received_at])
+    firsts = [first for first in stored.values() if first is not None]
+    return min(firsts) if firsts else datetime.min  # noqa: DTZ901 - unknown: check everything
 
 
 def exact_update_sql() -> str:

@@ -17,9 +17,10 @@ inserted in several transactions of about that size, and answered after the last
 a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
 ``memory_limit`` invalidates the database.
 
-``span_hook(conn, view, received_at)``, when given, runs inside each span transaction after the
-insert, with the batch still registered as ``view`` (the store keeps its ``traces`` table with
-it, ``_traces_table.py``).
+``span_hook(conn, view, received_at)``, when given, runs inside each span transaction before the
+insert, with the batch registered as ``view`` (the store keeps its ``traces`` table with it,
+``_traces_table.py``); it returns the earliest arrival a stored span of the batch's traces can
+have (None: every trace is new), which bounds the duplicate check below.
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
@@ -28,12 +29,13 @@ checkpoints itself (``_checkpoint.py`` decides when): once the queue has been em
 when the WAL passed ``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for
 a writer that is never idle).
 
-Spans and log records go in with a plain ``INSERT`` (the primary key enforced, no conflict
-handling: several times cheaper on a large table). A batch that hits a stored key (a re-sent
-export, or the same span twice in one batch) makes DuckDB raise a constraint error; the writer
-rolls that transaction back and runs it again with ``INSERT OR IGNORE``, so duplicate
-suppression stays exact and only batches holding a duplicate pay for conflict handling
-(``WriterStats.duplicate_retries`` counts them).
+Spans have no key index (its memory and upkeep grow with the table): each batch is inserted
+with an anti-join against the spans received since the batch's stored traces first arrived,
+and a key repeated inside the batch is kept once (``_span_dedupe.py``), so a re-sent export
+never adds rows. Log records go in with a plain ``INSERT`` (their primary key enforced, no
+conflict handling); a batch that hits a stored key makes DuckDB raise a constraint error, and
+the writer rolls that transaction back and runs it again with ``INSERT OR IGNORE``
+(``WriterStats.duplicate_retries`` counts those).
 
 If DuckDB reports a fatal error anyway (``FatalException``, "database has been invalidated"),
 the writer fails the jobs in hand and every new one with ``StoreUnavailable`` (retryable), and
@@ -51,7 +53,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from ._arrow import log_table, span_table
@@ -59,6 +61,7 @@ from ._checkpoint import CheckpointPolicy, wal_bytes
 from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
 from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
+from ._span_dedupe import has_repeated_keys, insert_new_spans_sql
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,8 @@ class WriterStats:
     split_commits: int = 0
     reopens: int = 0
     last_commit_ms: float = 0.0
+    span_key_checks: int = 0
+    """Span transactions that checked keys against stored spans (some trace already stored)."""
     duplicate_retries: int = 0
     """Transactions run again with ``INSERT OR IGNORE`` because they held a stored key."""
     checkpoints: int = 0
@@ -120,7 +125,7 @@ class Writer:
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_bytes: int = 32 * 1024 * 1024,
         reopen: Callable[[], Any] | None = None,
-        span_hook: Callable[[Any, str, datetime], None] | None = None,
+        span_hook: Callable[[Any, str, datetime], datetime | None] | None = None,
         wal_path: str | None = None,
         checkpoint: CheckpointPolicy | None = None,
     ) -> None:
@@ -130,6 +135,7 @@ class Writer:
         self._last_write = time.monotonic()
         self._last_checkpoint = time.monotonic()
         self._span_hook = span_hook
+        self._last_stamp = datetime.min  # noqa: DTZ901 - naive UTC, as the tables store
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_bytes = max_batch_bytes
         self._reopen = reopen
@@ -462,7 +468,7 @@ class Writer:
     def _insert_parts(self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool) -> None:
         conn = self._conn
         verb = "INSERT OR IGNORE" if ignore_conflicts else "INSERT"
-        received_at = datetime.now(UTC).replace(tzinfo=None)
+        received_at = self._stamp()
         counts = {"spans": [0, 0], "logs": [0, 0]}
         conn.execute("BEGIN TRANSACTION")
         try:
@@ -471,12 +477,11 @@ class Writer:
                 view = f"__tracescore_{name}"
                 conn.register(view, table)
                 try:
-                    inserted = conn.execute(
-                        f"{verb} INTO {name} ({columns}) SELECT {select}, ? FROM {view}",
-                        [received_at],
-                    ).fetchone()
-                    if name == "spans" and self._span_hook is not None:
-                        self._span_hook(conn, view, received_at)
+                    if name == "spans":
+                        sql = self._span_insert(conn, view, table, received_at)
+                    else:
+                        sql = f"{verb} INTO {name} ({columns}) SELECT {select}, ? FROM {view}"
+                    inserted = conn.execute(sql, [received_at]).fetchone()
                 finally:
                     unregister_quietly(conn, view)
                 counts[name][0] += table.num_rows
@@ -490,6 +495,23 @@ class Writer:
         self.stats.spans_inserted += counts["spans"][1]
         self.stats.logs_received += counts["logs"][0]
         self.stats.logs_inserted += counts["logs"][1]
+
+
+    def _stamp(self) -> datetime:
+        """This commit's ``received_at``: now (naive UTC), but always after the previous
+        commit's, so a clock set back never breaks the bound the duplicate check relies on."""
+        now = datetime.now(UTC).replace(tzinfo=None)
+        self._last_stamp = max(now, self._last_stamp + timedelta(microseconds=1))
+        return self._last_stamp
+
+    def _span_insert(self, conn: Any, view: str, table: Any, received_at: datetime) -> str:
+        """Run the traces hook on the batch, then return the INSERT of its new spans."""
+        since = (self._span_hook(conn, view, received_at) if self._span_hook is not None
+                 else datetime.min)  # noqa: DTZ901 - no hook: check every stored span
+        if since is not None:
+            self.stats.span_key_checks += 1
+        return insert_new_spans_sql(view, _SPAN_COLUMNS, _SPAN_SELECT, stored_since=since,
+                                    repeated=has_repeated_keys(table))
 
 
 def _slices(table: Any, budget: int) -> list[Any]:
