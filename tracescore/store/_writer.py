@@ -17,9 +17,11 @@ inserted in several transactions of about that size, and answered after the last
 a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
 ``memory_limit`` invalidates the database.
 
-``span_hook(conn, view, received_at)``, when given, runs inside each span transaction after the
-insert, with the batch still registered as ``view`` (the store keeps its ``traces`` table with
-it, ``_traces_table.py``).
+``span_hook(conn, view, received_at, exact=...)``, when given, runs inside each span transaction
+after the insert, with the batch still registered as ``view``, and ``span_hook.committed()``
+after its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``). A hook
+that raises ``TracesConflict`` gets the transaction run again with ``exact=True``
+(``WriterStats.traces_exact_retries``).
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
@@ -52,13 +54,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ._arrow import log_table, span_table
 from ._checkpoint import CheckpointPolicy, wal_bytes
 from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
 from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
+from ._traces_table import TracesConflict
+from ._views import unregister_quietly
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,16 @@ _LOG_COLUMNS = ", ".join(column_names("logs"))
 _SPAN_SELECT = ", ".join(name for name in column_names("spans") if name != "received_at")
 _LOG_SELECT = ", ".join(name for name in column_names("logs") if name != "received_at")
 _TARGETS = {"spans": (_SPAN_COLUMNS, _SPAN_SELECT), "logs": (_LOG_COLUMNS, _LOG_SELECT)}
+
+
+class SpanHook(Protocol):
+    """What the writer calls in each span transaction (``TracesMaintainer``)."""
+
+    def __call__(self, conn: Any, view: str, received_at: datetime, *, exact: bool) -> None:
+        """Work on the batch registered as ``view``; raise ``TracesConflict`` for ``exact``."""
+
+    def committed(self) -> None:
+        """The transaction of the last call committed."""
 
 
 @dataclass(slots=True)
@@ -98,11 +112,25 @@ class WriterStats:
     last_commit_ms: float = 0.0
     duplicate_retries: int = 0
     """Transactions run again with ``INSERT OR IGNORE`` because they held a stored key."""
+    traces_exact_retries: int = 0
+    """Span transactions run again because the ``traces`` hook needed its exact upsert."""
     checkpoints: int = 0
     idle_checkpoints: int = 0
     """Checkpoints run while no write was waiting (the rest were forced by WAL size or age)."""
     last_checkpoint_ms: float = 0.0
     wal_bytes: int = 0
+    arrow_ms: float = 0.0
+    """Total time spent building the Arrow tables of span and log commits (holds the GIL)."""
+    insert_ms: float = 0.0
+    """Total time in the span/log ``INSERT`` statements (DuckDB, GIL released)."""
+    traces_ms: float = 0.0
+    """Total time in ``span_hook`` (the ``traces`` table's maintenance) inside span commits."""
+    commit_ms: float = 0.0
+    """Total time in ``COMMIT`` of span/log transactions (the WAL write and its fsync)."""
+    checkpoint_ms: float = 0.0
+    """Total time in the writer's checkpoints."""
+    max_checkpoint_ms: float = 0.0
+    """The longest checkpoint so far (what a request queued behind one waited at most)."""
 
 
 class Writer:
@@ -120,7 +148,7 @@ class Writer:
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_bytes: int = 32 * 1024 * 1024,
         reopen: Callable[[], Any] | None = None,
-        span_hook: Callable[[Any, str, datetime], None] | None = None,
+        span_hook: SpanHook | None = None,
         wal_path: str | None = None,
         checkpoint: CheckpointPolicy | None = None,
     ) -> None:
@@ -299,9 +327,12 @@ class Writer:
                 return
             log.warning("checkpoint failed (the WAL is kept; retried later): %s", first_line(exc))
         else:
+            elapsed_ms = (time.perf_counter() - started) * 1000
             self.stats.checkpoints += 1
             self.stats.idle_checkpoints += int(idle)
-            self.stats.last_checkpoint_ms = (time.perf_counter() - started) * 1000
+            self.stats.last_checkpoint_ms = elapsed_ms
+            self.stats.checkpoint_ms += elapsed_ms
+            self.stats.max_checkpoint_ms = max(self.stats.max_checkpoint_ms, elapsed_ms)
         now = time.monotonic()
         self._last_checkpoint = now
         self._last_write = now  # a failed one is not retried in a tight loop
@@ -437,6 +468,7 @@ class Writer:
             parts.append(("spans", span_table(spans)))
         if logs:
             parts.append(("logs", log_table(logs)))
+        self.stats.arrow_ms += (time.perf_counter() - started) * 1000
         total = sum(int(table.nbytes) for _, table in parts)
         if total <= self._max_batch_bytes:
             self._transaction(parts)
@@ -454,37 +486,56 @@ class Writer:
         import duckdb
 
         try:
-            self._insert_parts(parts, ignore_conflicts=False)
+            self._insert_parts(parts, ignore_conflicts=False, exact=False)
+        except TracesConflict:
+            self.stats.traces_exact_retries += 1
+            try:
+                self._insert_parts(parts, ignore_conflicts=False, exact=True)
+            except duckdb.ConstraintException:
+                self.stats.duplicate_retries += 1
+                self._insert_parts(parts, ignore_conflicts=True, exact=True)
         except duckdb.ConstraintException:
             self.stats.duplicate_retries += 1
-            self._insert_parts(parts, ignore_conflicts=True)
+            self._insert_parts(parts, ignore_conflicts=True, exact=True)
 
-    def _insert_parts(self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool) -> None:
+    def _insert_parts(
+        self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool, exact: bool
+    ) -> None:
         conn = self._conn
         verb = "INSERT OR IGNORE" if ignore_conflicts else "INSERT"
         received_at = datetime.now(UTC).replace(tzinfo=None)
         counts = {"spans": [0, 0], "logs": [0, 0]}
+        clock = time.perf_counter
+        stats = self.stats
         conn.execute("BEGIN TRANSACTION")
         try:
             for name, table in parts:
                 columns, select = _TARGETS[name]
                 view = f"__tracescore_{name}"
+                began = clock()
                 conn.register(view, table)
                 try:
                     inserted = conn.execute(
                         f"{verb} INTO {name} ({columns}) SELECT {select}, ? FROM {view}",
                         [received_at],
                     ).fetchone()
+                    inserted_at = clock()
+                    stats.insert_ms += (inserted_at - began) * 1000
                     if name == "spans" and self._span_hook is not None:
-                        self._span_hook(conn, view, received_at)
+                        self._span_hook(conn, view, received_at, exact=exact)
+                        stats.traces_ms += (clock() - inserted_at) * 1000
                 finally:
                     unregister_quietly(conn, view)
                 counts[name][0] += table.num_rows
                 counts[name][1] += int(inserted[0]) if inserted else 0
+            began = clock()
             conn.execute("COMMIT")
+            stats.commit_ms += (clock() - began) * 1000
         except BaseException:
             _rollback(conn)
             raise
+        if self._span_hook is not None and counts["spans"][0]:
+            self._span_hook.committed()
         self.stats.commits += 1
         self.stats.spans_received += counts["spans"][0]
         self.stats.spans_inserted += counts["spans"][1]
@@ -499,15 +550,6 @@ def _slices(table: Any, budget: int) -> list[Any]:
         return [table]
     step = max(1, table.num_rows * budget // nbytes)
     return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
-
-
-def unregister_quietly(conn: Any, name: str) -> None:
-    """Drop a registered Arrow view; in an aborted transaction DuckDB refuses, which is fine
-    (the next ``register`` of the name replaces it) and must not hide the original error."""
-    try:
-        conn.unregister(name)
-    except Exception:
-        pass
 
 
 def _rollback(conn: Any) -> None:
