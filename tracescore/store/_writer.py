@@ -26,9 +26,12 @@ that raises ``TracesConflict`` gets the transaction run again with ``exact=True`
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
 checkpoints itself (``_checkpoint.py`` decides when): once the queue has been empty for
-``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``, or between two commits
-when the WAL passed ``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for
-a writer that is never idle).
+``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``; between two commits when
+the WAL passed ``eager_wal_bytes`` and no write is queued at that moment (short checkpoints,
+in the gaps of the load); or between two commits whatever is queued when the WAL passed
+``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for a writer that is
+never idle). DuckDB's row-group vacuum is off (``CheckpointPolicy.vacuum``), so a checkpoint
+costs what its WAL holds.
 
 Spans and log records go in with a plain ``INSERT`` (the primary key enforced, no conflict
 handling: several times cheaper on a large table). A batch that hits a stored key (a re-sent
@@ -307,13 +310,19 @@ class Writer:
         return self._last_write + self._checkpoint.idle_s - time.monotonic()
 
     def _checkpoint_due(self) -> bool:
-        """Between commits under load: the WAL is too large or the last checkpoint too old."""
+        """Between commits under load: the WAL is too large or the last checkpoint too old, or
+        it passed ``eager_wal_bytes`` and nothing is queued right now."""
         if self._wal_path is None:
             return False
         size = wal_bytes(self._wal_path)
         self.stats.wal_bytes = size
-        if size >= self._checkpoint.max_wal_bytes:
+        policy = self._checkpoint
+        if size >= policy.max_wal_bytes:
             return True
+        if 0 < policy.eager_wal_bytes <= size:
+            with self._cond:
+                if not self._queue:
+                    return True
         return size > 0 and (
             time.monotonic() - self._last_checkpoint >= self._checkpoint.interval_s)
 
