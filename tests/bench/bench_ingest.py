@@ -7,13 +7,15 @@ exporters, send realistic export requests (512 spans of about 1.2 KB with GenAI 
 traces per request, fresh ids every request) back to back over keep-alive connections; each
 exporter waits for its answer before sending again, as an OTLP exporter does. The script prints
 the sustained spans/s the server acknowledged, p50/p99 request latency, the server's peak RSS
-and CPU per span, and the same work done in one process without HTTP (decode → Arrow → DuckDB
-group commit: the baseline). Nothing is asserted.
+and CPU per span, and the same work done in one process without HTTP (``in_process``: decode →
+Arrow → DuckDB group commit, with the time split between them: the ceiling). Nothing is
+asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import multiprocessing as mp
 import os
 import statistics
@@ -271,47 +273,82 @@ def bench_http(
           f"(~{acknowledged / max(1, health['writer']['commits']):,.0f} spans each)")
 
 
-def bench_baseline(seconds: float) -> None:
-    """Decode + insert in one process without HTTP: the ceiling the server is measured against."""
-    import psutil
+def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, float]:
+    """Decode + store write of ``bench_ingest``'s 512-span bodies in this process, no HTTP.
+
+    The main thread decodes (fresh trace ids every body), builds the Arrow table (as the
+    server's decode thread does for such a body) and submits, keeping ``inflight`` batches
+    waiting for their commit, as concurrent requests do; each batch is acknowledged after its
+    commit. ``db`` may hold a background database (``bench_scale``). Prints and returns
+    spans/s and where the time went, in µs per span: decode and Arrow build (main thread,
+    wall), and the writer thread's concatenation, INSERT, ``traces`` maintenance, COMMIT and
+    checkpoints.
+    """
+    import dataclasses
 
     from tracescore.ingest import decode_traces_protobuf
-    from tracescore.store import Store
+    from tracescore.store import Store, arrow_span_table
 
     body, placeholders = build_body(99)
-    bodies = [fresh(body, placeholders) for _ in range(8)]
-    decode_time = 0.0
-    decoded = 0
-    began = time.perf_counter()
-    while time.perf_counter() - began < min(seconds, 5):
-        t0 = time.process_time()
-        decode_traces_protobuf(bodies[decoded % 8])
-        decode_time += time.process_time() - t0
-        decoded += 1
-    print("In-process baseline (no HTTP):")
-    print(f"  decode only          {decoded * SPANS_PER_REQUEST / decode_time:>10,.0f} spans/s "
-          f"per CPU-second ({decode_time / decoded / SPANS_PER_REQUEST * 1e6:.1f} µs CPU/span)")
-    work = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
-    with Store(work / "baseline.duckdb", max_pending_rows=10**7) as store:
-        futures = []
-        sent = 0
-        cpu_began = time.process_time()
+    decode_s = arrow_s = 0.0
+    sent = 0
+    with Store(db, max_pending_rows=10**7) as store:
+        before = dataclasses.replace(store.stats())
+        futures: collections.deque[Any] = collections.deque()
         began = time.perf_counter()
+        cpu_began = time.process_time()
         while time.perf_counter() - began < seconds:
-            batch = decode_traces_protobuf(fresh(body, placeholders))
-            futures.append(store.submit_spans(batch))
+            payload = fresh(body, placeholders)
+            t0 = time.perf_counter()
+            batch = decode_traces_protobuf(payload)
+            t1 = time.perf_counter()
+            table = arrow_span_table(batch)  # as the server's decode thread does (large bodies)
+            decode_s += t1 - t0
+            arrow_s += time.perf_counter() - t1
+            futures.append(store.submit_spans(table))
             sent += SPANS_PER_REQUEST
-            while len(futures) > 16:  # keep a few batches in flight, like concurrent requests
-                futures.pop(0).result()
+            while len(futures) > inflight:
+                futures.popleft().result()
         for future in futures:
             future.result()
         elapsed = time.perf_counter() - began
         cpu = time.process_time() - cpu_began
-        commits = store.stats().commits
-    rss = psutil.Process().memory_info().rss
-    print(f"  decode+insert        {sent / elapsed:>10,.0f} spans/s "
-          f"({commits} commits, process RSS {rss / 2**20:,.0f} MB, "
-          f"{cpu / sent * 1e6:.1f} µs CPU per span)")
+        after = store.stats()
+        stored = store.read("SELECT count(*) AS n FROM spans")[0]["n"]
+
+    def per_span(name: str) -> float:
+        return (getattr(after, name) - getattr(before, name)) * 1000 / sent
+
+    figures = {
+        "spans_per_s": sent / elapsed,
+        "decode_us": decode_s * 1e6 / sent,
+        "arrow_us": arrow_s * 1e6 / sent,
+        "concat_us": per_span("arrow_ms"),
+        "insert_us": per_span("insert_ms"),
+        "traces_us": per_span("traces_ms"),
+        "commit_us": per_span("commit_ms"),
+        "checkpoint_us": per_span("checkpoint_ms"),
+        "cpu_us": cpu * 1e6 / sent,
+        "commits": float(after.commits - before.commits),
+        "checkpoints": float(after.checkpoints - before.checkpoints),
+        "max_checkpoint_ms": after.max_checkpoint_ms,
+    }
+    writer_us = sum(figures[name] for name in
+                    ("concat_us", "insert_us", "traces_us", "commit_us", "checkpoint_us"))
+    print(f"In process (no HTTP), {SPANS_PER_REQUEST}-span bodies, {inflight} in flight, "
+          f"{seconds:g} s:")
+    print(f"  decode+insert        {figures['spans_per_s']:>10,.0f} spans/s "
+          f"({sent:,} acknowledged after commit, {stored:,} stored; "
+          f"{figures['cpu_us']:.1f} µs CPU per span, both threads)")
+    print(f"  main thread          decode {figures['decode_us']:.1f} + Arrow build "
+          f"{figures['arrow_us']:.1f} µs/span (wall)")
+    print(f"  writer thread        concat {figures['concat_us']:.1f} + INSERT "
+          f"{figures['insert_us']:.1f} + traces {figures['traces_us']:.1f} + COMMIT "
+          f"{figures['commit_us']:.1f} + checkpoints {figures['checkpoint_us']:.1f} = "
+          f"{writer_us:.1f} µs/span (wall); {figures['commits']:.0f} commits, "
+          f"{figures['checkpoints']:.0f} checkpoints (longest "
+          f"{figures['max_checkpoint_ms']:.0f} ms)")
+    return figures
 
 
 def main() -> None:
@@ -328,7 +365,8 @@ def main() -> None:
     if not args.skip_http:
         bench_http(args.seconds, args.clients, args.inflight, args.decode_workers,
                    args.duckdb_memory)
-    bench_baseline(min(args.seconds, 10.0))
+    work = Path(tempfile.mkdtemp(prefix="bench-in-process-"))
+    in_process(work / "in-process.duckdb", min(args.seconds, 10.0))
 
 
 if __name__ == "__main__":

@@ -118,7 +118,8 @@ def test_the_writer_checkpoints_once_idle(tmp_path: Path) -> None:
 
 def test_no_checkpoint_inside_a_commit_until_the_wal_bound(tmp_path: Path) -> None:
     # ~40 MB of WAL: past DuckDB's default 16 MB automatic checkpoint, below our bound.
-    never_idle = CheckpointPolicy(idle_s=3600, max_wal_bytes=512 * 1024 * 1024)
+    never_idle = CheckpointPolicy(idle_s=3600, max_wal_bytes=512 * 1024 * 1024,
+                                  eager_wal_bytes=0)
     with Store(tmp_path / "big.duckdb", checkpoint=never_idle) as store:
         assert _wait_for(lambda: _wal(store) == 0)  # the migrations' WAL, folded in at start
         for trace in range(8):
@@ -128,11 +129,28 @@ def test_no_checkpoint_inside_a_commit_until_the_wal_bound(tmp_path: Path) -> No
             store.write_spans_sync(_batch(100, trace + 11, attribute_size=50_000))
         assert _wal(store) > 16 * 1024 * 1024
         assert store.stats().checkpoints == before
-    bounded = CheckpointPolicy(idle_s=3600, max_wal_bytes=1024 * 1024)
+    bounded = CheckpointPolicy(idle_s=3600, max_wal_bytes=1024 * 1024, eager_wal_bytes=0)
     with Store(tmp_path / "bounded.duckdb", checkpoint=bounded) as store:
-        assert _wait_for(lambda: _wal(store) == 0)  # the migrations' WAL, folded in at start
+        # the migrations' WAL, folded in at start (counted once the checkpoint has returned)
+        assert _wait_for(lambda: _wal(store) == 0 and store.stats().checkpoints >= 1)
         before = store.stats().checkpoints
         store.write_spans_sync(_batch(100, 1, attribute_size=50_000))
         assert _wait_for(lambda: store.stats().checkpoints > before)
         assert store.stats().idle_checkpoints == 0
         assert _wal(store) < 1024 * 1024
+
+
+def test_an_eager_checkpoint_runs_between_commits_past_its_bound(tmp_path: Path) -> None:
+    # Never idle long enough, far below max_wal_bytes: only the eager rule checkpoints.
+    eager = CheckpointPolicy(idle_s=3600, max_wal_bytes=512 * 1024 * 1024,
+                             eager_wal_bytes=1024 * 1024)
+    with Store(tmp_path / "eager.duckdb", checkpoint=eager) as store:
+        assert _wait_for(lambda: _wal(store) == 0 and store.stats().checkpoints >= 1)
+        before = store.stats().checkpoints
+        for trace in range(3):
+            store.write_spans_sync(_batch(100, trace + 1, attribute_size=50_000))
+        # After the last commit nothing waits: its WAL is folded in at once.
+        assert _wait_for(lambda: _wal(store) < 1024 * 1024)
+        assert store.stats().checkpoints > before
+        assert store.stats().idle_checkpoints == 0
+        assert _count(store) == 300

@@ -9,7 +9,7 @@ from ._batch import LOG_COLUMNS, SPAN_COLUMNS, LogBatch, SpanBatch
 from ._decode import decode_request, encoding_of, span_dicts_from_otlp
 from ._errors import DecodeError, UnsupportedContentType, WrongSignalError
 from ._json import decode_logs_json, decode_traces_json
-from ._pool import POOL_MIN_BYTES, DecodedSpans, DecodePool
+from ._pool import POOL_MIN_BYTES, DecodedSpans, DecodePool, decode_spans_arrow
 from ._protobuf import decode_logs_protobuf, decode_traces_protobuf
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "decode_logs_json",
     "decode_logs_protobuf",
     "decode_request",
+    "decode_spans_arrow",
     "decode_traces_json",
     "decode_traces_protobuf",
     "encoding_of",

@@ -5,8 +5,9 @@ in the server it competes with HTTP handling and the writer. ``DecodePool`` send
 least ``min_bytes`` to ``workers`` spawned processes, which decode them and build the Arrow
 table the store inserts; the table comes back as Arrow IPC (one buffer, no per-row objects).
 Smaller bodies are decoded inline; large log bodies, and large trace bodies when ``workers``
-is 0, are decoded in a thread, so a big request never holds the event loop for its whole
-decode (the GIL still switches every few ms). A worker that dies is replaced; its request is
+is 0, are decoded in a thread (trace bodies straight to their Arrow table, as in a worker), so
+a big request never holds the event loop for its whole decode (the GIL still switches every
+few ms). A worker that dies is replaced; its request is
 decoded in a thread. Workers exit on their own when the server process dies. Workers are
 spawned, so a script that builds the app itself needs the usual
 ``if __name__ == "__main__":`` guard when ``decode_workers`` > 0.
@@ -71,6 +72,28 @@ def _ping() -> bool:
     return True
 
 
+def decode_spans_arrow(
+    body: bytes,
+    encoding: Encoding,
+    project: str | None,
+    max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES,
+) -> DecodedSpans:
+    """Decode a traces body straight to the Arrow table the store inserts (in the calling
+    thread), so the single writer thread only concatenates and inserts."""
+    from tracescore.store import arrow_span_table
+
+    batch = decode_request(
+        body,
+        encoding=encoding,
+        kind="traces",
+        project=project,
+        max_attribute_bytes=max_attribute_bytes,
+    )
+    assert isinstance(batch, SpanBatch)
+    return DecodedSpans(arrow_span_table(batch), batch.rejected, batch.error_message,
+                        batch.project_counts())
+
+
 def decode_to_arrow(
     body: bytes,
     encoding: Encoding,
@@ -81,24 +104,16 @@ def decode_to_arrow(
     spans per project)."""
     import pyarrow as pa
 
-    from tracescore.store import arrow_span_table
-
-    batch = decode_request(
-        body,
-        encoding=encoding,
-        kind="traces",
-        project=project,
-        max_attribute_bytes=max_attribute_bytes,
-    )
-    table = arrow_span_table(batch)
+    decoded = decode_spans_arrow(body, encoding, project, max_attribute_bytes)
+    table = decoded.arrow_table
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return (
         sink.getvalue().to_pybytes(),
-        batch.rejected,
-        batch.error_message,
-        dict(batch.project_counts()),
+        decoded.rejected,
+        decoded.error_message,
+        dict(decoded.projects),
     )
 
 
@@ -172,11 +187,17 @@ class DecodePool:
     async def decode_traces(
         self, body: bytes, *, encoding: Encoding, project: str | None
     ) -> SpanBatch | DecodedSpans:
-        """Decode a traces body, in a worker when it is large enough; raises ``DecodeError``."""
-        if self._executor is None or len(body) < self.min_bytes:
+        """Decode a traces body, in a worker when it is large enough; raises ``DecodeError``.
+
+        Without workers a large body is decoded in a thread straight to its Arrow table (the
+        writer thread, which every commit waits for, then has less to do)."""
+        if len(body) < self.min_bytes:
             batch = await self._decode_here(body, encoding, "traces", project)
             assert isinstance(batch, SpanBatch)
             return batch
+        if self._executor is None:
+            return await asyncio.to_thread(
+                decode_spans_arrow, body, encoding, project, self.max_attribute_bytes)
         from concurrent.futures.process import BrokenProcessPool
 
         loop = asyncio.get_running_loop()
@@ -198,4 +219,5 @@ class DecodePool:
         return DecodedSpans(table, rejected, message, Counter(projects))
 
 
-__all__ = ["POOL_MIN_BYTES", "DecodePool", "DecodedSpans", "decode_to_arrow"]
+__all__ = ["POOL_MIN_BYTES", "DecodePool", "DecodedSpans", "decode_spans_arrow",
+           "decode_to_arrow"]

@@ -84,7 +84,8 @@ def open_store(settings: Settings) -> Any:
         max_pending_bytes=settings.max_pending_bytes,
         retry_after_s=settings.retry_after_seconds,
         memory_limit=settings.duckdb_memory_limit or None,
-        checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes),
+        checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes,
+                                    vacuum=settings.duckdb_vacuum),
     )
 
 

@@ -77,7 +77,11 @@ class Settings(BaseSettings):
     """Bytes (estimated text size) that may wait for the writer before exports get 503."""
     checkpoint_wal_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
     """Write-ahead log size at which the writer checkpoints between commits even under load
-    that never pauses (it checkpoints anyway once idle for 0.5 s)."""
+    that never pauses (it checkpoints anyway once idle for 0.5 s, or past 8 MiB whenever no
+    write is waiting)."""
+    duckdb_vacuum: bool = False
+    """Let DuckDB's checkpoints merge small row groups (its vacuum); off, a checkpoint costs
+    what its WAL holds instead of now and then rewriting large runs of the table."""
     max_attribute_bytes: int = Field(1024 * 1024, ge=1024)
     """Longest string attribute value / log body stored (UTF-8 bytes); longer ones are cut
     and listed in the attribute tracescore.truncated_attributes."""

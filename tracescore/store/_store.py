@@ -34,7 +34,7 @@ from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
-from ._traces_table import merge_span_batch
+from ._traces_table import RECENT_TRACES, TracesMaintainer
 from ._writer import Writer, WriterStats
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,8 @@ class Store:
         external_access: leave DuckDB's file/network access on (trusted CLI export only).
         checkpoint: when the writer checkpoints (``CheckpointPolicy``; DuckDB's own automatic
             checkpoint, which would run inside a request's commit, is pushed out of reach).
+        recent_traces: how many recently inserted trace ids the ``traces`` maintenance
+            remembers (``TracesMaintainer``; 0: every batch takes the exact upsert).
     """
 
     def __init__(
@@ -114,8 +116,10 @@ class Store:
         threads: int | None = None,
         external_access: bool = False,
         checkpoint: CheckpointPolicy | None = None,
+        recent_traces: int = RECENT_TRACES,
     ) -> None:
         self.path = str(path)
+        self._recent_traces = recent_traces
         self._checkpoint = checkpoint or CheckpointPolicy()
         self.read_only = read_only
         self.sql_row_limit = sql_row_limit
@@ -157,7 +161,7 @@ class Store:
                 max_pending_bytes=self._max_pending_bytes,
                 max_batch_bytes=self._max_batch_bytes,
                 reopen=self._reopen if self.path != ":memory:" else None,
-                span_hook=merge_span_batch,
+                span_hook=TracesMaintainer(self._recent_traces),
                 wal_path=self.path + ".wal" if self.path != ":memory:" else None,
                 checkpoint=self._checkpoint,
             )
@@ -174,7 +178,7 @@ class Store:
         if self._threads:
             config["threads"] = self._threads
         if not self.read_only:
-            config["checkpoint_threshold"] = self._checkpoint.duckdb_threshold
+            config.update(self._checkpoint.duckdb_config)
         try:
             conn = duckdb.connect(self.path, read_only=self.read_only, config=config)
         except duckdb.IOException as exc:

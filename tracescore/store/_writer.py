@@ -17,17 +17,22 @@ inserted in several transactions of about that size, and answered after the last
 a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
 ``memory_limit`` invalidates the database.
 
-``span_hook(conn, view, received_at)``, when given, runs inside each span transaction before the
-insert, with the batch registered as ``view`` (the store keeps its ``traces`` table with it,
-``_traces_table.py``); it returns the earliest arrival a stored span of the batch's traces can
-have (None: every trace is new), which bounds the duplicate check below.
+``span_hook(conn, view, received_at, exact=...)``, when given, runs inside each span transaction
+before the insert, with the batch registered as ``view``, and ``span_hook.committed()`` after
+its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``). It returns the
+earliest arrival a stored span of the batch's traces can have (None: every trace is new), which
+bounds the duplicate check below. A hook that raises ``TracesConflict`` gets the transaction
+run again with ``exact=True`` (``WriterStats.traces_exact_retries``).
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
 checkpoints itself (``_checkpoint.py`` decides when): once the queue has been empty for
-``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``, or between two commits
-when the WAL passed ``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for
-a writer that is never idle).
+``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``; between two commits when
+the WAL passed ``eager_wal_bytes`` and no write is queued at that moment (short checkpoints,
+in the gaps of the load); or between two commits whatever is queued when the WAL passed
+``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for a writer that is
+never idle). DuckDB's row-group vacuum is off (``CheckpointPolicy.vacuum``), so a checkpoint
+costs what its WAL holds.
 
 Spans have no key index (its memory and upkeep grow with the table): each batch is inserted
 with an anti-join against the spans received since the batch's stored traces first arrived,
@@ -54,7 +59,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ._arrow import log_table, span_table
 from ._checkpoint import CheckpointPolicy, wal_bytes
@@ -62,6 +67,8 @@ from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFul
 from ._fatal import first_line, is_fatal, is_out_of_memory
 from ._schema import column_names
 from ._span_dedupe import has_repeated_keys, insert_new_spans_sql
+from ._traces_table import TracesConflict
+from ._views import unregister_quietly
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +79,19 @@ _LOG_COLUMNS = ", ".join(column_names("logs"))
 _SPAN_SELECT = ", ".join(name for name in column_names("spans") if name != "received_at")
 _LOG_SELECT = ", ".join(name for name in column_names("logs") if name != "received_at")
 _TARGETS = {"spans": (_SPAN_COLUMNS, _SPAN_SELECT), "logs": (_LOG_COLUMNS, _LOG_SELECT)}
+
+
+class SpanHook(Protocol):
+    """What the writer calls in each span transaction (``TracesMaintainer``)."""
+
+    def __call__(self, conn: Any, view: str, received_at: datetime, *,
+                 exact: bool) -> datetime | None:
+        """Work on the batch registered as ``view`` (before its spans are inserted); return the
+        earliest first arrival of its traces already stored (None: all new); raise
+        ``TracesConflict`` for ``exact``."""
+
+    def committed(self) -> None:
+        """The transaction of the last call committed."""
 
 
 @dataclass(slots=True)
@@ -103,11 +123,25 @@ class WriterStats:
     """Span transactions that checked keys against stored spans (some trace already stored)."""
     duplicate_retries: int = 0
     """Transactions run again with ``INSERT OR IGNORE`` because they held a stored key."""
+    traces_exact_retries: int = 0
+    """Span transactions run again because the ``traces`` hook needed its exact upsert."""
     checkpoints: int = 0
     idle_checkpoints: int = 0
     """Checkpoints run while no write was waiting (the rest were forced by WAL size or age)."""
     last_checkpoint_ms: float = 0.0
     wal_bytes: int = 0
+    arrow_ms: float = 0.0
+    """Total time spent building the Arrow tables of span and log commits (holds the GIL)."""
+    insert_ms: float = 0.0
+    """Total time in the span/log ``INSERT`` statements (DuckDB, GIL released)."""
+    traces_ms: float = 0.0
+    """Total time in ``span_hook`` (the ``traces`` table's maintenance) inside span commits."""
+    commit_ms: float = 0.0
+    """Total time in ``COMMIT`` of span/log transactions (the WAL write and its fsync)."""
+    checkpoint_ms: float = 0.0
+    """Total time in the writer's checkpoints."""
+    max_checkpoint_ms: float = 0.0
+    """The longest checkpoint so far (what a request queued behind one waited at most)."""
 
 
 class Writer:
@@ -125,7 +159,7 @@ class Writer:
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_bytes: int = 32 * 1024 * 1024,
         reopen: Callable[[], Any] | None = None,
-        span_hook: Callable[[Any, str, datetime], datetime | None] | None = None,
+        span_hook: SpanHook | None = None,
         wal_path: str | None = None,
         checkpoint: CheckpointPolicy | None = None,
     ) -> None:
@@ -285,13 +319,19 @@ class Writer:
         return self._last_write + self._checkpoint.idle_s - time.monotonic()
 
     def _checkpoint_due(self) -> bool:
-        """Between commits under load: the WAL is too large or the last checkpoint too old."""
+        """Between commits under load: the WAL is too large or the last checkpoint too old, or
+        it passed ``eager_wal_bytes`` and nothing is queued right now."""
         if self._wal_path is None:
             return False
         size = wal_bytes(self._wal_path)
         self.stats.wal_bytes = size
-        if size >= self._checkpoint.max_wal_bytes:
+        policy = self._checkpoint
+        if size >= policy.max_wal_bytes:
             return True
+        if 0 < policy.eager_wal_bytes <= size:
+            with self._cond:
+                if not self._queue:
+                    return True
         return size > 0 and (
             time.monotonic() - self._last_checkpoint >= self._checkpoint.interval_s)
 
@@ -305,9 +345,12 @@ class Writer:
                 return
             log.warning("checkpoint failed (the WAL is kept; retried later): %s", first_line(exc))
         else:
+            elapsed_ms = (time.perf_counter() - started) * 1000
             self.stats.checkpoints += 1
             self.stats.idle_checkpoints += int(idle)
-            self.stats.last_checkpoint_ms = (time.perf_counter() - started) * 1000
+            self.stats.last_checkpoint_ms = elapsed_ms
+            self.stats.checkpoint_ms += elapsed_ms
+            self.stats.max_checkpoint_ms = max(self.stats.max_checkpoint_ms, elapsed_ms)
         now = time.monotonic()
         self._last_checkpoint = now
         self._last_write = now  # a failed one is not retried in a tight loop
@@ -443,6 +486,7 @@ class Writer:
             parts.append(("spans", span_table(spans)))
         if logs:
             parts.append(("logs", log_table(logs)))
+        self.stats.arrow_ms += (time.perf_counter() - started) * 1000
         total = sum(int(table.nbytes) for _, table in parts)
         if total <= self._max_batch_bytes:
             self._transaction(parts)
@@ -460,36 +504,54 @@ class Writer:
         import duckdb
 
         try:
-            self._insert_parts(parts, ignore_conflicts=False)
+            self._insert_parts(parts, ignore_conflicts=False, exact=False)
+        except TracesConflict:
+            self.stats.traces_exact_retries += 1
+            try:
+                self._insert_parts(parts, ignore_conflicts=False, exact=True)
+            except duckdb.ConstraintException:
+                self.stats.duplicate_retries += 1
+                self._insert_parts(parts, ignore_conflicts=True, exact=True)
         except duckdb.ConstraintException:
             self.stats.duplicate_retries += 1
-            self._insert_parts(parts, ignore_conflicts=True)
+            self._insert_parts(parts, ignore_conflicts=True, exact=True)
 
-    def _insert_parts(self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool) -> None:
+    def _insert_parts(
+        self, parts: list[tuple[str, Any]], *, ignore_conflicts: bool, exact: bool
+    ) -> None:
         conn = self._conn
         verb = "INSERT OR IGNORE" if ignore_conflicts else "INSERT"
         received_at = self._stamp()
         counts = {"spans": [0, 0], "logs": [0, 0]}
+        clock = time.perf_counter
+        stats = self.stats
         conn.execute("BEGIN TRANSACTION")
         try:
             for name, table in parts:
                 columns, select = _TARGETS[name]
                 view = f"__tracescore_{name}"
+                began = clock()
                 conn.register(view, table)
                 try:
                     if name == "spans":
-                        sql = self._span_insert(conn, view, table, received_at)
+                        sql = self._span_insert(conn, view, table, received_at, exact=exact)
                     else:
                         sql = f"{verb} INTO {name} ({columns}) SELECT {select}, ? FROM {view}"
+                    inserted_at = clock()
                     inserted = conn.execute(sql, [received_at]).fetchone()
+                    stats.insert_ms += (clock() - inserted_at) * 1000
                 finally:
                     unregister_quietly(conn, view)
                 counts[name][0] += table.num_rows
                 counts[name][1] += int(inserted[0]) if inserted else 0
+            began = clock()
             conn.execute("COMMIT")
+            stats.commit_ms += (clock() - began) * 1000
         except BaseException:
             _rollback(conn)
             raise
+        if self._span_hook is not None and counts["spans"][0]:
+            self._span_hook.committed()
         self.stats.commits += 1
         self.stats.spans_received += counts["spans"][0]
         self.stats.spans_inserted += counts["spans"][1]
@@ -504,10 +566,14 @@ class Writer:
         self._last_stamp = max(now, self._last_stamp + timedelta(microseconds=1))
         return self._last_stamp
 
-    def _span_insert(self, conn: Any, view: str, table: Any, received_at: datetime) -> str:
+    def _span_insert(self, conn: Any, view: str, table: Any, received_at: datetime, *,
+                     exact: bool) -> str:
         """Run the traces hook on the batch, then return the INSERT of its new spans."""
-        since = (self._span_hook(conn, view, received_at) if self._span_hook is not None
-                 else datetime.min)  # noqa: DTZ901 - no hook: check every stored span
+        since: datetime | None = datetime.min  # noqa: DTZ901 - no hook: check every stored span
+        if self._span_hook is not None:
+            began = time.perf_counter()
+            since = self._span_hook(conn, view, received_at, exact=exact)
+            self.stats.traces_ms += (time.perf_counter() - began) * 1000
         if since is not None:
             self.stats.span_key_checks += 1
         return insert_new_spans_sql(view, _SPAN_COLUMNS, _SPAN_SELECT, stored_since=since,
@@ -521,15 +587,6 @@ def _slices(table: Any, budget: int) -> list[Any]:
         return [table]
     step = max(1, table.num_rows * budget // nbytes)
     return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
-
-
-def unregister_quietly(conn: Any, name: str) -> None:
-    """Drop a registered Arrow view; in an aborted transaction DuckDB refuses, which is fine
-    (the next ``register`` of the name replaces it) and must not hide the original error."""
-    try:
-        conn.unregister(name)
-    except Exception:
-        pass
 
 
 def _rollback(conn: Any) -> None:
