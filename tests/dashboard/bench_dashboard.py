@@ -107,7 +107,8 @@ def build(db: Path, traces: int) -> None:
         FROM range({traces}) t(i), range(3) s(k)
     """)
     con.execute(f"""
-        INSERT INTO scoring_decisions
+        INSERT INTO scoring_decisions (trace_id, span_id, scorer_id, scorer_version, decision,
+          attempts, last_error, next_attempt_at, score_id, created_at, updated_at)
         SELECT md5(i::VARCHAR), substr(md5(i::VARCHAR || '-0'), 1, 16), {SCORERS}[k + 1], 'v1',
           CASE WHEN (i + k) % 20 = 0 THEN 'failed' WHEN (i + k) % 33 = 0 THEN 'not_scorable'
                ELSE 'scored' END, 1, NULL, NULL, md5(i::VARCHAR || 's' || k::VARCHAR),
