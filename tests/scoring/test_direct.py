@@ -1,4 +1,4 @@
-"""The direct route (one shared ``openai`` client) against litellm's own path: the same requests
+"""The direct route (one shared aiohttp session) against litellm's own path: the same requests
 on the wire, the same execution records, the same errors; and when litellm keeps the call."""
 
 from __future__ import annotations
@@ -166,3 +166,33 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("case", ["timeout", "refused"])
+async def test_timeouts_and_refused_connections_fail_alike(
+    llm_server: ScriptedLLMServer, litellm_callback: _Counting, case: str,
+) -> None:
+    async def failed() -> ScorerRunError:
+        llm_server.reset()
+        llm_server.script(Reply(content={"score": 1}, delay_s=1.0))
+        base = llm_server.url if case == "timeout" else f"http://127.0.0.1:{_free_port()}/v1"
+        judge = Judge("openai/scripted-judge", "Grade.", api_base=base, timeout_s=0.2)
+        scorer = create_scorer("t", judge=judge).generate_score(
+            PromptStep("s", lambda run, results: "score it"))
+        with pytest.raises(ScorerRunError) as info:
+            await scorer.run(input="q", output="a")
+        return info.value
+
+    via_litellm = await failed()
+    _unregister(litellm_callback.logger)
+    direct = await failed()
+    assert type(direct.cause) is type(via_litellm.cause)
+    assert classify_error(direct) == classify_error(via_litellm) == "transient"

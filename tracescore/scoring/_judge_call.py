@@ -1,7 +1,7 @@
 """One prompt step's judge work through litellm, recorded as a ``JudgeExecution``.
 
-Requests to a plain OpenAI model go through one shared ``openai`` client instead of
-``litellm.acompletion`` (the same request, errors and prices at a quarter of the CPU; see
+Requests to a plain OpenAI model go through one shared HTTP session instead of
+``litellm.acompletion`` (the same request, errors and prices for a tenth of the CPU; see
 ``_direct``).
 
 Every request sent for the step counts in ``attempt_count`` (retries and the structured-output
