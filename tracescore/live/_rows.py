@@ -1,8 +1,10 @@
 """Rows the live scorer writes: ``scores``, ``judge_executions`` and ``scoring_decisions``.
 
 Pure functions from a scorer outcome to plain dicts with the columns of INTERFACES.md; JSON
-columns get plain Python values (pydantic models are dumped), times are naive UTC datetimes
-(the columns are ``TIMESTAMP`` in UTC).
+columns get plain Python values, times are naive UTC datetimes (the columns are ``TIMESTAMP`` in
+UTC). A pydantic model in a JSON value becomes an ``orjson.Fragment`` holding its JSON text
+(``model_dump_json``, in pydantic's Rust serializer: several times cheaper than a Python dump
+then an encode, and the same JSON); the store's JSON encoder (orjson) writes it as it is.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from tracescore.model import ScorerRunResult
@@ -34,9 +37,10 @@ def score_id_for(trace_id: str, span_id: str, scorer_id: str, version: str) -> s
 
 
 def plain(value: Any) -> Any:
-    """A JSON-ready copy of a value that may hold pydantic models."""
+    """A JSON-ready copy of a value that may hold pydantic models (for orjson: models become
+    fragments of their JSON text, see the module docstring)."""
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_none=True)
+        return orjson.Fragment(value.model_dump_json(exclude_none=True))
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -38,7 +38,7 @@ from ._opened import opened_store
 from ._protocol import StoreLike
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
-from ._store import Store
+from ._store import Store, score_rows_writer
 from ._writer import WriterStats
 
 __all__ = [
@@ -77,6 +77,7 @@ __all__ = [
     "opened_store",
     "ready_query",
     "rows_table",
+    "score_rows_writer",
     "stale_count_sql",
     "to_json_text",
     "write_recompute",

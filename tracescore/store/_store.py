@@ -337,7 +337,7 @@ class Store:
         is already stored is left as it is; a decision replaces the one with the same
         (trace_id, span_id, scorer_id, scorer_version).
         """
-        self.write_sync(_scores_writer(scores, judge_executions, decisions))
+        self.write_sync(score_rows_writer(scores, judge_executions, decisions))
 
     async def write_scores(
         self,
@@ -345,8 +345,9 @@ class Store:
         judge_executions: Sequence[Mapping[str, Any]] = (),
         decisions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        """``write_scores_sync`` for async callers."""
-        await self.write(_scores_writer(scores, judge_executions, decisions))
+        """``write_scores_sync`` for async callers (the Arrow tables are built on the calling
+        thread; build them off the event loop with ``score_rows_writer`` and ``write``)."""
+        await self.write(score_rows_writer(scores, judge_executions, decisions))
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -505,11 +506,17 @@ def _parse_json(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     return row
 
 
-def _scores_writer(
+def score_rows_writer(
     scores: Sequence[Mapping[str, Any]],
-    judge_executions: Sequence[Mapping[str, Any]],
-    decisions: Sequence[Mapping[str, Any]],
+    judge_executions: Sequence[Mapping[str, Any]] = (),
+    decisions: Sequence[Mapping[str, Any]] = (),
 ) -> Callable[[Any], None]:
+    """The writer function of ``write_scores``: pass it to ``Store.write`` (one transaction).
+
+    The rows are checked and turned into Arrow tables here, on the calling thread (a worker
+    thread, so a big batch of score rows never holds up an event loop); the returned function
+    only inserts them. Raises ``InvalidRow`` for a row that does not fit its table.
+    """
     import uuid
     from datetime import UTC, datetime
 
@@ -554,4 +561,4 @@ def _scores_writer(
     return write
 
 
-__all__ = ["QueryResult", "Store"]
+__all__ = ["QueryResult", "Store", "score_rows_writer"]
