@@ -29,13 +29,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ._registry import RegisteredScorer
-from ._rows import PairKey, SpendTotals, decision_row, error_info, score_row, short_error
+from ._rows import (
+    PairKey,
+    SpendTotals,
+    decision_row,
+    error_info,
+    plain,
+    score_row,
+    short_error,
+)
 from ._transform import build_runs, trace_project
 
 if TYPE_CHECKING:
@@ -106,6 +114,14 @@ def score_inline(
     for key, reg in pairs:
         kinds.setdefault((key.trace_id, key.span_id), []).append(getattr(reg.scorer, "type", None))
     runs: dict[tuple[str, str], dict[str | None, Any]] = {}
+    dumped: dict[int, Any] = {}  # by id() of values the runs above keep alive
+
+    def dump(value: Any) -> Any:
+        found = dumped.get(id(value))
+        if found is None and value is not None:
+            found = dumped[id(value)] = plain(value)
+        return found
+
     out = []
     for key, reg in pairs:
         assert reg.scorer is not None
@@ -122,12 +138,14 @@ def score_inline(
                 key, "failed", now=now, attempts=1,
                 last_error=f"could not build the scorer input: {short_error(exc)}")]))
             continue
-        out.append(_score(live, key, reg, run, trace_project(trace), source=source, now=now))
+        out.append(_score(live, key, reg, run, trace_project(trace), source=source, now=now,
+                          dump=dump))
     return out
 
 
 def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
-           project: str | None, *, source: str, now: datetime) -> InlinePair:
+           project: str | None, *, source: str, now: datetime,
+           dump: Callable[[Any], Any] = plain) -> InlinePair:
     assert reg.scorer is not None
     started = time.perf_counter()
     result = failure = None
@@ -170,24 +188,30 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
         key, project=project, scorer_name=reg.scorer.name, source=source, status=status,
         result=result, run_input=run.input, run_output=run.output, error=error,
         spend=SpendTotals(), duration_ms=duration_ms, now=now,
-        metadata={"attempts": 1, "target": reg.target})
+        metadata={"attempts": 1, "target": reg.target}, dump=dump)
     row = decision_row(key, decision, now=now, attempts=1, last_error=last_error,
                        score_id=key.score_id)
     return InlinePair(key, reg, decision, [score], [row], status)
 
 
 def inline_writer(decisions: list[dict[str, Any]], pairs: list[InlinePair],
-                  now: datetime) -> tuple[Any, list[InlinePair]]:
-    """The store writer of a tick's decisions and inline pairs' rows (worker thread), and the
-    pairs as written: a pair whose rows do not fit the tables is handed over as pending."""
+                  now: datetime) -> tuple[Any, Callable[[bool], Any], list[InlinePair]]:
+    """The store writer of a tick's new decisions and inline pairs' rows (built in the worker
+    thread; every row is new, so ``fresh``), a function building it again (``fresh=False``
+    after ``DuplicateRows``), and the pairs as written: a pair whose rows do not fit the
+    tables is handed over as pending."""
     from tracescore.store import score_rows_writer
 
-    def writer(items: list[InlinePair]) -> Any:
-        return score_rows_writer([r for p in items for r in p.scores], (),
-                                 decisions + [r for p in items for r in p.decisions])
+    def builder(items: list[InlinePair]) -> Callable[[bool], Any]:
+        def build(fresh: bool) -> Any:
+            return score_rows_writer([r for p in items for r in p.scores], (),
+                                     decisions + [r for p in items for r in p.decisions],
+                                     fresh=fresh)
+        return build
 
+    build = builder(pairs)
     try:
-        return writer(pairs), pairs
+        return build(True), build, pairs
     except Exception:  # noqa: BLE001 - find the pair at fault below
         kept = []
         for pair in pairs:
@@ -199,4 +223,5 @@ def inline_writer(decisions: list[dict[str, Any]], pairs: list[InlinePair],
                                pair.key.span_id, short_error(exc))
                 pair = handed_over(pair.key, pair.reg, now)
             kept.append(pair)
-        return writer(kept), kept
+        build = builder(kept)
+        return build(True), build, kept

@@ -410,19 +410,24 @@ class LiveScheduler:
                 chunk = ids[start:start + EXPAND_CHUNK]
                 part = Expansion(decisions=decisions if start == 0 else [],
                                  to_load={t: out.to_load[t] for t in chunk})
-                loaded, writer = await asyncio.to_thread(self._expand_part, part, load, now,
-                                                         source)
-                writes.append(asyncio.ensure_future(self.store.write(writer)))
-                for trace_id, trace in loaded.items():
-                    self._traces.put(trace_id, trace)
+                loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
+                                                                now, source)
+                writes.append(asyncio.ensure_future(self._write_new(writer, build)))
+                for trace_id in {key.trace_id for key, _ in part.pending}:
+                    # Kept for the workers' runs; traces scored inline are done with (keeping
+                    # them would only make the garbage collector's full passes longer).
+                    self._traces.put(trace_id, loaded[trace_id])
                 out.decisions += part.decisions
                 out.pending += part.pending
                 out.finished += part.finished
         elif out.decisions:
             from tracescore.store import score_rows_writer
 
-            writer = await asyncio.to_thread(score_rows_writer, [], [], out.decisions)
-            writes.append(asyncio.ensure_future(self.store.write(writer)))
+            def build(fresh: bool) -> Any:
+                return score_rows_writer([], [], out.decisions, fresh=fresh)
+
+            writer = await asyncio.to_thread(build, True)
+            writes.append(asyncio.ensure_future(self._write_new(writer, build)))
         failures = [r for r in await asyncio.gather(*writes, return_exceptions=True)
                     if isinstance(r, BaseException)]
         if failures:
@@ -434,6 +439,16 @@ class LiveScheduler:
             if pair.status is not None:
                 self.stats.scores_total[(pair.reg.id, pair.status)] += 1
         return out
+
+    async def _write_new(self, writer: Any, build: Callable[[bool], Any]) -> None:
+        """Write rows built as new (``fresh``); should one be stored already (a backfill that
+        expanded the same trace meanwhile), write them again as replacements."""
+        from tracescore.store import DuplicateRows
+
+        try:
+            await self.store.write(writer)
+        except DuplicateRows:
+            await self.store.write(await asyncio.to_thread(build, False))
 
     def _runs_inline(self, reg: RegisteredScorer) -> bool:
         key = (reg.id, reg.version)
@@ -475,18 +490,19 @@ class LiveScheduler:
             return load
 
     def _expand_part(self, out: Expansion, load: Callable[[str], Any], now: datetime,
-                     source: str) -> tuple[dict[str, Any], Any]:
+                     source: str) -> tuple[dict[str, Any], Any, Callable[[bool], Any]]:
         """Worker thread: expand the traces ``out`` waits on, score the inline pairs; returns
-        the loaded traces and the store writer of every row of ``out``."""
+        the loaded traces, the store writer of every row of ``out`` and its builder
+        (``inline_writer``)."""
         traces = {}
         for trace_id in list(out.to_load):
             trace = expand(out, trace_id, load, now=now, inline=self._runs_inline)
             if trace is not None:
                 traces[trace_id] = trace
         pairs = score_inline(self, out.inline, traces, source=source, now=now)
-        writer, out.finished = inline_writer(out.decisions, pairs, now)
+        writer, build, out.finished = inline_writer(out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
-        return traces, writer
+        return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
         over = self.budget.exceeded()

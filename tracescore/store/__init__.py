@@ -23,6 +23,7 @@ from ._batch import (
 from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
+    DuplicateRows,
     InvalidRow,
     InvalidSql,
     QueryTimeout,
@@ -55,6 +56,7 @@ __all__ = [
     "SPAN_INPUT_COLUMNS",
     "TABLES",
     "BatchTooLarge",
+    "DuplicateRows",
     "CheckpointPolicy",
     "InvalidRow",
     "InvalidSql",
