@@ -5,14 +5,17 @@ arrived since the last tick into the set of open traces; hand due decisions (pen
 over budget) to workers; turn as many ready traces as there is room for into decisions
 (filtered out, sampled out, or pending per target span), then as many quiet sessions for the
 ``target = "session"`` scorers (``_sessions.py``), and hand those out too; last, evaluate the
-monitors when ``evaluate_every`` has passed (``_monitors.py``). Workers run at
-most ``concurrency`` scorers at once and group-commit their rows. Under a backlog a finishing
-run starts the next tick at once. Reads run on store cursors in worker threads and writes go
+monitors when ``evaluate_every`` has passed (``_monitors.py``). Code scorers' pairs are scored
+in the expansion itself, in a worker thread, chunk by chunk, each chunk's rows in one
+transaction (``_inline.py``); the other pairs are queued. Workers run at most ``concurrency``
+queued pairs at once and group-commit their rows. Under a backlog a finishing run, or the end
+of a tick that left ready traces, starts the next tick at once. Reads run on store cursors in worker threads and writes go
 through the store's writer, so the event loop never waits on DuckDB; judge calls are async.
 
 Exactly once: every (trace, target span, scorer id, version) has one ``scoring_decisions`` row;
 pending rows are the durable queue, so a restart resumes them, and a pair in flight in this
-process is never handed out twice.
+process is never handed out twice. A code scorer's pair has no pending row: its final row
+commits with the trace's other decisions, before the tick scans again (see ``_inline.py``).
 """
 
 from __future__ import annotations
@@ -339,7 +342,10 @@ class LiveScheduler:
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
         free = self.settings.batch_size - len(self._inflight)
-        room = max(1, free // len(enabled)) if free > 0 else 0
+        # Traces to expand: each holds a slot per queued pair; inline pairs hold none (they are
+        # done when the expansion is), so with inline scorers only, a tick takes ``free`` traces.
+        queued = [r for r in enabled if is_session_scorer(r) or not self._runs_inline(r)]
+        room = 0 if free <= 0 else max(1, free // len(queued)) if queued else free
         left = room <= 0
         if room > 0 and per_trace:
             left = await self._expand_ready(per_trace, now, limit=room)
