@@ -9,8 +9,9 @@ monitors when ``evaluate_every`` has passed (``_monitors.py``). Code scorers' pa
 in the expansion itself, in a worker thread, chunk by chunk, each chunk's rows in one
 transaction (``_inline.py``); the other pairs are queued. Workers run at most ``concurrency``
 queued pairs at once and group-commit their rows. Under a backlog a finishing run, or the end
-of a tick that left ready traces, starts the next tick at once. Reads run on store cursors in worker threads and writes go
-through the store's writer, so the event loop never waits on DuckDB; judge calls are async.
+of a tick that left ready traces, starts the next tick at once. Reads run on store cursors in
+worker threads and writes go through the store's writer, so the event loop never waits on
+DuckDB; judge calls are async.
 
 Exactly once: every (trace, target span, scorer id, version) has one ``scoring_decisions`` row;
 pending rows are the durable queue, so a restart resumes them, and a pair in flight in this
