@@ -246,13 +246,18 @@ def direct_cost(route: DirectRoute, usage: dict[str, Any] | None) -> float | Non
         return None
     import orjson
 
-    return _priced(route.model, orjson.dumps(usage, option=orjson.OPT_SORT_KEYS))
+    from ._judge_call import load_litellm
+
+    prices = load_litellm().model_cost
+    entry = prices.get(route.model) or prices.get(f"openai/{route.model}")
+    return _priced(route.model, orjson.dumps(usage, option=orjson.OPT_SORT_KEYS), repr(entry))
 
 
 @functools.lru_cache(maxsize=4096)
-def _priced(model: str, usage_json: bytes) -> float | None:
+def _priced(model: str, usage_json: bytes, entry: str) -> float | None:
     """litellm's price of one reply's usage (its pricing takes ~0.5 ms a call; replies of a
-    judge often repeat the same token counts)."""
+    judge often repeat the same token counts). ``entry`` is the model's price-map entry as
+    text, so a price registered later with litellm is not answered from the memo."""
     import orjson
 
     from ._judge_call import load_litellm
