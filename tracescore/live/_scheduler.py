@@ -138,6 +138,10 @@ class LiveScheduler:
         waiting; the future resolves after their commit."""
         return self._writeback.submit(scores, executions, decisions)
 
+    def withdraw_write(self, future: asyncio.Future[None]) -> bool:
+        """Take back rows queued by ``submit_write`` that are not being written yet."""
+        return self._writeback.withdraw(future)
+
     async def trace(self, trace_id: str) -> Any:
         """A loaded trace (cached: ready traces do not change)."""
         cached = self._traces.get(trace_id)
