@@ -4,9 +4,10 @@
    in one process on a DuckDB temp file (tick → expand → score → write-back).
 2. A judge scorer whose judge adds 200 ms per call (the scripted server): traces/s against
    ``concurrency``.
-3. Scoring lag under steady ingest: a real ``tracescore serve`` receives agent traces through the
-   OpenTelemetry SDK exporter at a steady rate; lag = score written − last span received, with
-   ``settle_seconds`` and ``interval_seconds`` of the config below included.
+3. Scoring lag under steady ingest (``lag``): a real ``tracescore serve`` receives agent traces
+   through the OpenTelemetry SDK exporter at a steady rate (1,000 spans/s); lag = score written −
+   last span received, with ``settle_seconds`` and ``interval_seconds`` of its config included.
+   ``bench_scale`` calls ``lag(db, rate_spans_per_s, seconds)`` with a background database.
 
 Run: .venv/bin/python tests/bench/bench_live.py [traces]   (prints figures, asserts nothing)
 """
@@ -127,64 +128,133 @@ def bench_judge(count: int, concurrencies: tuple[int, ...]) -> None:
                   f"{elapsed:5.2f} s = {count / elapsed:6.1f} traces/s (ideal {ideal:.0f}/s)")
 
 
-def bench_lag(rate_per_s: float, duration_s: float) -> None:
-    from server_process import running_server
+LAG_CONFIG = """[live]
+interval_seconds = 1
+settle_seconds = 2
+[[scorers]]
+id = "no-tool-errors"
+use = "tracescore.scorers.checks:no_tool_errors"
+[[scorers]]
+id = "tool-failures"
+use = "tracescore.live:tool_failures_scorer"
+[[scorers]]
+id = "trajectory-efficiency"
+use = "tracescore.live:trajectory_efficiency_scorer"
+args = { max_steps = 20 }
+"""
+LAG_SCORERS = 3
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, float]:
+    """Scoring lag under steady ingest into a real ``tracescore serve`` (goal 3 of issue 17).
+
+    ``db``: the database file the server opens (a copy of a prebuilt background database, e.g.
+    ``bench_scale.build_background``; it is written to), or None for an empty temporary one.
+    Agent runs go through the OpenTelemetry SDK exporter in one-second slices at about
+    ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three default code
+    scorers with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal is p95 ≤
+    2 + 1 + 1 s). Lag = score row written − the trace's last span received, over every score
+    row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``, ``p95_first_third_s`` and
+    ``p95_last_third_s`` (by the trace's arrival: flat means these agree), the lag gauge's
+    maximum, and ``spans_per_s`` sent, ``scores``, ``unscored`` traces and the server's
+    largest RSS (``rss_max_mb``, sampled every 0.5 s).
+    """
+    import httpx
+    from server_process import running_server, sql
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "bench.toml"
-        config.write_text("[live]\ninterval_seconds = 1\nsettle_seconds = 2\n[[scorers]]\n"
-                          'id = "no-tool-errors"\n'
-                          'use = "tracescore.scorers.checks:no_tool_errors"\n'
-                          '[[scorers]]\nid = "tool-failures"\n'
-                          'use = "tracescore.live:tool_failures_scorer"\n')
-        with running_server(Path(tmp) / "lag.duckdb", args=["--config", str(config),
-                                                             "--no-grpc"]) as server:
-            sent = 0
+        config = Path(tmp) / "lag.toml"
+        config.write_text(LAG_CONFIG)
+        with running_server(db or Path(tmp) / "lag.duckdb",
+                            args=["--config", str(config), "--no-grpc"]) as server:
+            assert server.process is not None
+            pid = server.process.pid
             gauge: list[float] = []
+            rss: list[float] = []
             stop = threading.Event()
 
             def scrape() -> None:
-                import httpx
-
                 while not stop.wait(0.5):
+                    rss.append(_rss_mb(pid))
                     for line in httpx.get(f"{server.url}/metrics").text.splitlines():
                         if line.startswith("tracescore_scoring_lag_seconds "):
                             gauge.append(float(line.split()[1]))
 
+            [[since]] = sql(server, "SELECT CAST(now() AS TIMESTAMP)::VARCHAR")
+            probe = send_agent_traces(server.url, count=20, start=0)
+            quoted = ", ".join(f"'{t}'" for t in probe)
+            [[probe_spans]] = sql(server, f"SELECT count(*) FROM spans WHERE received_at >= "
+                                          f"TIMESTAMP '{since}' AND trace_id IN ({quoted})")
+            per_second = max(1, round(rate_spans_per_s * len(probe) / max(1, probe_spans)))
             watcher = threading.Thread(target=scrape, daemon=True)
             watcher.start()
+            sent = len(probe)
             started = time.monotonic()
-            while time.monotonic() - started < duration_s:
-                batch_started = time.monotonic()
-                send_agent_traces(server.url, count=max(1, int(rate_per_s)), start=sent)
-                sent += max(1, int(rate_per_s))
-                time.sleep(max(0.0, 1.0 - (time.monotonic() - batch_started)))
+            while time.monotonic() - started < seconds:
+                slice_started = time.monotonic()
+                send_agent_traces(server.url, count=per_second, start=sent)
+                sent += per_second
+                time.sleep(max(0.0, 1.0 - (time.monotonic() - slice_started)))
+            sending_s = time.monotonic() - started
             deadline = time.monotonic() + 60
-            query = ("SELECT count(*) FILTER (WHERE decision IN ('pending', 'retrying')) AS "
-                     "open, count(*) AS n FROM scoring_decisions")
-            with server.client() as client:
-                while time.monotonic() < deadline:
-                    open_n, total = client.post("/api/sql", json={"sql": query}).json()["rows"][0]
-                    if open_n == 0 and total >= 2 * sent:
-                        break
-                    time.sleep(0.5)
-                lag_sql = ("WITH last AS (SELECT trace_id, max(received_at) AS received FROM "
-                           "spans GROUP BY 1) SELECT date_diff('millisecond', l.received, "
-                           "s.created_at) / 1000.0 FROM scores s JOIN last l USING (trace_id)")
-                lags = sorted(r[0] for r in client.post("/api/sql", json={"sql": lag_sql})
-                              .json()["rows"])
+            recent = f"received_at >= TIMESTAMP '{since}'"
+            while time.monotonic() < deadline:
+                [[traces, decided]] = sql(server, f"""
+                    WITH t AS (SELECT DISTINCT trace_id FROM spans WHERE {recent})
+                    SELECT (SELECT count(*) FROM t),
+                           (SELECT count(DISTINCT trace_id) FROM scoring_decisions
+                            WHERE decision IN ('scored', 'not_scorable', 'failed')
+                              AND trace_id IN (SELECT trace_id FROM t))""")
+                if decided >= traces:
+                    break
+                time.sleep(0.5)
+            rows = sql(server, f"""
+                WITH last AS (SELECT trace_id, min(received_at) AS first,
+                                     max(received_at) AS received
+                              FROM spans WHERE {recent} GROUP BY 1)
+                SELECT epoch_ms(l.first),
+                       date_diff('millisecond', l.received, s.created_at) / 1000.0
+                FROM scores s JOIN last l USING (trace_id)""")
+            [[spans]] = sql(server, f"SELECT count(*) FROM spans WHERE {recent}")
             stop.set()
-    q = statistics.quantiles(lags, n=100)
-    print(f"lag under steady ingest ({rate_per_s:g} agent traces/s for {duration_s:g} s, "
-          f"settle 2 s, tick 1 s, {len(lags)} scores): p50 {q[49]:.2f} s, p95 {q[94]:.2f} s, "
-          f"max {lags[-1]:.2f} s; scoring_lag_seconds gauge max {max(gauge, default=0):.2f} s")
+            watcher.join()
+    lags = sorted(r[1] for r in rows)
+    by_arrival = [r[1] for r in sorted(rows)]
+    third = max(1, len(by_arrival) // 3)
+
+    def p95(values: list[float]) -> float:
+        return statistics.quantiles(values, n=100)[94] if len(values) > 1 else values[0]
+
+    return {"p50_s": statistics.median(lags), "p95_s": p95(lags), "max_s": lags[-1],
+            "p95_first_third_s": p95(by_arrival[:third]),
+            "p95_last_third_s": p95(by_arrival[-third:]),
+            "gauge_max_s": max(gauge, default=0.0), "spans_per_s": spans / sending_s,
+            "scores": float(len(lags)), "unscored": float(traces - decided),
+            "rss_max_mb": max(rss, default=0.0)}
+
+
+def bench_lag(rate_spans_per_s: float, duration_s: float, db: Path | None = None) -> None:
+    got = lag(db, rate_spans_per_s, duration_s)
+    print(f"lag under steady ingest ({got['spans_per_s']:,.0f} spans/s for {duration_s:g} s, "
+          f"{LAG_SCORERS} code scorers, settle 2 s, tick 1 s, {got['scores']:.0f} scores): "
+          f"p50 {got['p50_s']:.2f} s, p95 {got['p95_s']:.2f} s (first third "
+          f"{got['p95_first_third_s']:.2f} s, last third {got['p95_last_third_s']:.2f} s), "
+          f"max {got['max_s']:.2f} s; gauge max {got['gauge_max_s']:.2f} s; "
+          f"{got['unscored']:.0f} traces unscored; server RSS max {got['rss_max_mb']:.0f} MB")
 
 
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     bench_code_scorers(count)
     bench_judge(64, (1, 4, 8, 16, 32))
-    bench_lag(rate_per_s=20, duration_s=20)
+    bench_lag(rate_spans_per_s=1000, duration_s=20)
 
 
 if __name__ == "__main__":

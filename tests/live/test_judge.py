@@ -130,3 +130,38 @@ async def test_budget_cap_stops_judge_calls_and_resumes(store: Any, add_traces: 
     await run_until_quiet(live)
     assert len(llm_server.requests) == 4
     assert store.read("SELECT count(*) AS n FROM scores WHERE scorer_id = 'judged'")[0]["n"] == 4
+
+
+async def test_withdrawn_queued_writes_are_not_stored(store: Any, llm_server: Any) -> None:
+    from tracescore.live import score_id_for
+
+    live = scheduler(store, judge_scorer(llm_server.url))
+
+    def decision(trace_id: str) -> dict[str, Any]:
+        return {"trace_id": trace_id, "span_id": "0" * 16, "scorer_id": "judged",
+                "scorer_version": "v1", "decision": "retrying",
+                "score_id": score_id_for(trace_id, "0" * 16, "judged", "v1"), "attempts": 0}
+
+    kept = live.submit_write([], [], [decision("a" * 32)])
+    taken_back = live.submit_write([], [], [decision("b" * 32)])
+    assert live.withdraw_write(taken_back)  # nothing ran since: still queued
+    assert taken_back.cancelled()
+    await kept
+    assert not live.withdraw_write(kept)  # already written
+    rows = store.read("SELECT trace_id FROM scoring_decisions ORDER BY trace_id")
+    assert [r["trace_id"] for r in rows] == ["a" * 32]
+
+
+async def test_a_one_step_judge_run_stores_its_execution_once_with_the_score(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    traces = add_traces(6)
+    llm_server.set_default(lambda body: Reply(content={"score": 1}, prompt_tokens=7))
+    live = scheduler(store, judge_scorer(llm_server.url))
+    await run_until_quiet(live)
+    rows = store.read("SELECT e.trace_id, e.input_tokens, s.judge_input_tokens, d.decision "
+                      "FROM judge_executions e JOIN scores s USING (score_id) "
+                      "JOIN scoring_decisions d USING (score_id)")
+    assert sorted(r["trace_id"] for r in rows) == sorted(traces)
+    assert {(r["input_tokens"], r["judge_input_tokens"], r["decision"]) for r in rows} == {
+        (7, 7, "scored")}

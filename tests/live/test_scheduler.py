@@ -66,10 +66,23 @@ async def test_a_restart_scores_new_traces_and_nothing_twice(store: Any, add_tra
     assert {r["n"] for r in rows} == {1}
 
 
+def async_counting_scorer(id: str = "count-tools-async") -> Any:  # noqa: A002
+    """``counting_scorer`` with an async step: its pairs are queued (pending), not scored in the
+    tick that finds them."""
+
+    async def preprocess(run: Any) -> dict[str, Any]:
+        calls = [inv for msg in run.output for inv in (msg.tool_invocations or [])]
+        return {"calls": [c.tool_name for c in calls]}
+
+    return (create_scorer(id, "test", type="agent")
+            .preprocess(preprocess)
+            .generate_score(lambda run, r: 1.0 if r.preprocess_step_result["calls"] else 0.0))
+
+
 async def test_pending_pairs_survive_a_restart(store: Any, add_traces: Any) -> None:
     """A pair left pending (the process died before scoring it) is scored after a restart."""
     ids = add_traces(2)
-    live = scheduler(store, counting_scorer())
+    live = scheduler(store, async_counting_scorer())
     now = live.now()
     await live.prepare()
     await live.tick()
@@ -78,9 +91,35 @@ async def test_pending_pairs_survive_a_restart(store: Any, add_traces: Any) -> N
         task.cancel()
     await live.drain()
     assert open_decisions(store) >= 1
-    await run_until_quiet(scheduler(store, counting_scorer()))
+    await run_until_quiet(scheduler(store, async_counting_scorer()))
     assert sorted(r["trace_id"] for r in store.read("SELECT trace_id FROM scores")) == sorted(ids)
     assert now <= live.now()
+
+
+async def test_code_scorers_are_scored_in_the_tick_without_a_pending_row(
+    store: Any, add_traces: Any
+) -> None:
+    """Plain-function code scorers are scored where the tick expands their traces: when the
+    tick returns, their decisions are final and written with their scores, no pair waits, and
+    the async scorer beside them still goes through the queue."""
+    ids = add_traces(3)
+    live = scheduler(store, counting_scorer(), async_counting_scorer())
+    await live.prepare()
+    await live.tick()
+    inline = decisions(store, "count-tools")
+    assert [(d["trace_id"], d["decision"], d["attempts"]) for d in inline] == [
+        (trace_id, "scored", 1) for trace_id in sorted(ids)]
+    scores = store.read("SELECT trace_id, score_id, status, score FROM scores "
+                        "WHERE scorer_id = 'count-tools' ORDER BY trace_id")
+    assert [(r["trace_id"], r["status"], r["score"]) for r in scores] == [
+        (trace_id, "success", 1.0) for trace_id in sorted(ids)]
+    assert [r["score_id"] for r in scores] == [d["score_id"] for d in inline]
+    assert live.stats.scores_total[("count-tools", "success")] == 3
+    queued = decisions(store, "count-tools-async")
+    assert {d["decision"] for d in queued} <= {"pending", "scored"}
+    await run_until_quiet(live)
+    assert [d["decision"] for d in decisions(store, "count-tools-async")] == ["scored"] * 3
+    assert store.read("SELECT count(*) AS n FROM scores")[0]["n"] == 6
 
 
 async def test_new_version_scores_again_and_old_version_stays(store: Any, add_traces: Any) -> None:

@@ -11,7 +11,14 @@ import pytest
 from ingest.otlp_payloads import FIXTURE_DIRS, fixture_protobuf, logs_request, traces_request
 
 from tracescore.ingest import decode_logs_protobuf, decode_traces_protobuf, span_dicts_from_otlp
-from tracescore.store import InvalidRow, Store, StoreClosed, WriteQueueFull
+from tracescore.store import (
+    DuplicateRows,
+    InvalidRow,
+    Store,
+    StoreClosed,
+    WriteQueueFull,
+    score_rows_writer,
+)
 
 
 def _count(store: Store, table: str = "spans") -> int:
@@ -164,6 +171,31 @@ def test_write_scores(store: Store) -> None:
     ]
     with pytest.raises(InvalidRow, match="unknown columns"):
         store.write_scores_sync([{"scorre": 1}])
+
+
+def test_fresh_score_rows_are_plain_inserts_and_a_stored_twin_writes_nothing(
+    store: Store,
+) -> None:
+    """``score_rows_writer(fresh=True)`` (rows of new pairs) inserts; a row whose key is stored
+    already makes the whole write fail with ``DuplicateRows`` and leaves the tables as they
+    were, so the caller can write the rows again with ``fresh=False``."""
+    decision = {"trace_id": "t" * 32, "span_id": "r" * 16, "scorer_id": "x",
+                "scorer_version": "1", "decision": "scored", "score_id": "s1"}
+    score = {"score_id": "s1", "trace_id": "t" * 32, "scorer_id": "x", "status": "success",
+             "score": 1.0, "input": {"q": 1}}
+    store.write_sync(score_rows_writer([score], (), [decision], fresh=True))
+    assert store.read("SELECT score_id, score, input FROM scores") == [
+        {"score_id": "s1", "score": 1.0, "input": '{"q":1}'}]
+    other = {**decision, "span_id": "o" * 16, "score_id": "s2"}
+    again = score_rows_writer([{**score, "score_id": "s2"}], (), [other, decision], fresh=True)
+    with pytest.raises(DuplicateRows, match="scoring_decisions.*fresh=False"):
+        store.write_sync(again)
+    assert _count(store, "scores") == 1 and _count(store, "scoring_decisions") == 1
+    store.write_sync(score_rows_writer([{**score, "score_id": "s2"}], (),
+                                       [other, {**decision, "decision": "failed"}]))
+    assert _count(store, "scores") == 2
+    assert store.read("SELECT span_id, decision FROM scoring_decisions ORDER BY span_id") == [
+        {"span_id": "o" * 16, "decision": "scored"}, {"span_id": "r" * 16, "decision": "failed"}]
 
 
 def test_durable_across_reopen_and_read_only(tmp_path: Path) -> None:

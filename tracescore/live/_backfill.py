@@ -102,9 +102,13 @@ async def backfill(
     decisions: dict[str, int] = {}
     batch = live.settings.batch_size
     for start in range(0, len(ready), batch):
-        out = await live.expand(ready[start:start + batch], [reg], now=live.now(), horizons={})
+        out = await live.expand(ready[start:start + batch], [reg], now=live.now(), horizons={},
+                                source="backfill")
         for decision, count in _trace_level_counts(out).items():
             decisions[decision] = decisions.get(decision, 0) + count
+        for pair in out.finished:  # inline pairs, scored in the expansion
+            if pair.decision != "pending":
+                decisions[pair.decision] = decisions.get(pair.decision, 0) + 1
         tasks = [live.submit(WorkItem(key), reg, source="backfill")
                  for key, _ in out.pending if not live.is_inflight(key)]
         for result in await asyncio.gather(*tasks):

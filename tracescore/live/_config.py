@@ -62,7 +62,8 @@ class LiveSettings(_Strict):
     concurrency: int = Field(default=8, ge=1, le=1024)
     """Scorer runs in flight at once."""
     batch_size: int = Field(default=256, ge=1, le=100_000)
-    """Pairs (trace span, scorer) selected per scheduler tick at most."""
+    """Pairs (trace span, scorer) queued for workers per scheduler tick at most (code scorers'
+    pairs are scored in the tick and not queued: with only those, traces per tick)."""
     max_attempts: int = Field(default=3, ge=1)
     """Attempts a non-transient failure may spend before the decision is ``failed``."""
     retry_base_seconds: float = Field(default=30.0, ge=0)

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._registry import RegisteredScorer
 from ._rows import PairKey, decision_row, short_error
 from ._sampling import is_sampled
 from ._selection import OpenTrace
 from ._transform import target_span_ids
+
+if TYPE_CHECKING:
+    from ._inline import InlinePair
 
 WHOLE_TRACE = ""
 """``scoring_decisions.span_id`` of a decision about the whole trace (sampled or filtered out)."""
@@ -29,7 +32,12 @@ class Expansion:
 
     decisions: list[dict[str, Any]] = field(default_factory=list)
     pending: list[tuple[PairKey, RegisteredScorer]] = field(default_factory=list)
+    """Pairs with a ``pending`` row in ``decisions``, for workers."""
     to_load: dict[str, list[RegisteredScorer]] = field(default_factory=dict)
+    inline: list[tuple[PairKey, RegisteredScorer]] = field(default_factory=list)
+    """Pairs of inline scorers, to score where they were found (no ``pending`` row)."""
+    finished: list[InlinePair] = field(default_factory=list)
+    """The inline pairs once scored, with their rows (``_inline``)."""
 
 
 def classify(
@@ -77,8 +85,10 @@ def expand(
     load: Callable[[str], Any],
     *,
     now: datetime,
+    inline: Callable[[RegisteredScorer], bool] | None = None,
 ) -> Any:
-    """Load one trace and add a pending decision per target span of each scorer waiting on it.
+    """Load one trace and add a pending decision per target span of each scorer waiting on it
+    (for a scorer ``inline`` says yes to, the pair goes to ``out.inline`` without a row).
 
     Runs in a worker thread. Returns the loaded trace (None when it could not be loaded, in
     which case the pairs are recorded as failed).
@@ -107,8 +117,12 @@ def expand(
             out.decisions.append(decision_row(
                 whole, "filtered_out", now=now, last_error=f"no {what} span in the trace"))
             continue
+        runs_inline = inline is not None and inline(reg)
         for span_id in span_ids:
             key = PairKey(trace_id, span_id, reg.id, reg.version)
+            if runs_inline:
+                out.inline.append((key, reg))
+                continue
             out.decisions.append(decision_row(key, "pending", now=now, score_id=key.score_id))
             out.pending.append((key, reg))
     return trace

@@ -5,14 +5,18 @@ arrived since the last tick into the set of open traces; hand due decisions (pen
 over budget) to workers; turn as many ready traces as there is room for into decisions
 (filtered out, sampled out, or pending per target span), then as many quiet sessions for the
 ``target = "session"`` scorers (``_sessions.py``), and hand those out too; last, evaluate the
-monitors when ``evaluate_every`` has passed (``_monitors.py``). Workers run at
-most ``concurrency`` scorers at once and group-commit their rows. Under a backlog a finishing
-run starts the next tick at once. Reads run on store cursors in worker threads and writes go
-through the store's writer, so the event loop never waits on DuckDB; judge calls are async.
+monitors when ``evaluate_every`` has passed (``_monitors.py``). Code scorers' pairs are scored
+in the expansion itself, in a worker thread, chunk by chunk, each chunk's rows in one
+transaction (``_inline.py``); the other pairs are queued. Workers run at most ``concurrency``
+queued pairs at once and group-commit their rows. Under a backlog a finishing run, or the end
+of a tick that left ready traces, starts the next tick at once. Reads run on store cursors in
+worker threads and writes go through the store's writer, so the event loop never waits on
+DuckDB; judge calls are async.
 
 Exactly once: every (trace, target span, scorer id, version) has one ``scoring_decisions`` row;
 pending rows are the durable queue, so a restart resumes them, and a pair in flight in this
-process is never handed out twice.
+process is never handed out twice. A code scorer's pair has no pending row: its final row
+commits with the trace's other decisions, before the tick scans again (see ``_inline.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ._config import LiveSettings
 from ._control import RunControl
 from ._errors import ConfigError
 from ._expand import Expansion, classify, expand
+from ._inline import inline_writer, runs_inline, score_inline
 from ._monitors import Monitors
 from ._registry import RegisteredScorer, Registry
 from ._retry import RetryPolicy
@@ -58,6 +63,8 @@ logger = logging.getLogger(__name__)
 TRACE_CACHE_SIZE = 128
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
+EXPAND_CHUNK = 64
+"""Traces expanded and scored per worker-thread call; each chunk's rows are one transaction."""
 LOG_LEAD = timedelta(minutes=10)
 """How long before a trace's first span its log records may have arrived and still be loaded
 with the tick's traces (log exporters often flush before span exporters)."""
@@ -99,6 +106,7 @@ class LiveScheduler:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._traces = TraceCache(max(TRACE_CACHE_SIZE, 2 * s.batch_size))
         self._writeback = WriteBack(store)
+        self._inline: dict[tuple[str, str], bool] = {}
         self._sem: asyncio.Semaphore | None = None
         self._tick_lock: asyncio.Lock | None = None
         self._job_scheduler: Any = None
@@ -129,6 +137,10 @@ class LiveScheduler:
         """Queue rows on the write-back now, in order with every later ``write``, without
         waiting; the future resolves after their commit."""
         return self._writeback.submit(scores, executions, decisions)
+
+    def withdraw_write(self, future: asyncio.Future[None]) -> bool:
+        """Take back rows queued by ``submit_write`` that are not being written yet."""
+        return self._writeback.withdraw(future)
 
     async def trace(self, trace_id: str) -> Any:
         """A loaded trace (cached: ready traces do not change)."""
@@ -305,6 +317,10 @@ class LiveScheduler:
             finally:
                 self.stats.ticks += 1
                 self.stats.last_tick_at = self.now()
+        if self._more and len(self._inflight) <= self.settings.batch_size // 2:
+            # A backlog the tick's own (inline) scoring left: tick again now, not at the next
+            # interval (once this tick's task has ended).
+            asyncio.get_running_loop().call_soon(self._kick)
 
     async def _tick(self) -> None:
         if not self._prepared:
@@ -331,7 +347,10 @@ class LiveScheduler:
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
         free = self.settings.batch_size - len(self._inflight)
-        room = max(1, free // len(enabled)) if free > 0 else 0
+        # Traces to expand: each holds a slot per queued pair; inline pairs hold none (they are
+        # done when the expansion is), so with inline scorers only, a tick takes ``free`` traces.
+        queued = [r for r in enabled if is_session_scorer(r) or not self._runs_inline(r)]
+        room = 0 if free <= 0 else max(1, free // len(queued)) if queued else free
         left = room <= 0
         if room > 0 and per_trace:
             left = await self._expand_ready(per_trace, now, limit=room)
@@ -381,20 +400,73 @@ class LiveScheduler:
 
     async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
                      now: datetime,
-                     horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
-        """Decide ready traces × scorers: write trace-level decisions and pending pairs."""
+                     horizons: dict[tuple[str, str], datetime] | None = None,
+                     source: str = "live") -> Expansion:
+        """Decide ready traces × scorers: write trace-level decisions and pending pairs, and
+        score the pairs of inline scorers on the spot (``_inline``); every row has been
+        committed when this returns.
+
+        The traces are loaded in one read, then expanded and scored in chunks of
+        ``EXPAND_CHUNK`` traces in a worker thread, each chunk's rows written in one
+        transaction while the next chunk is scored (the writer's insert overlaps the Python)."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
+        writes: list[asyncio.Future[Any]] = []
         if out.to_load:
             first = {t.trace_id: t.first_received for t in traces}
             since = min(first[trace_id] for trace_id in out.to_load) - SCAN_MARGIN
-            loaded = await asyncio.to_thread(self._expand_loaded, out, since, now)
-            for trace_id, trace in loaded.items():
-                self._traces.put(trace_id, trace)
-        if out.decisions:
-            await self.write([], [], out.decisions)
-            for row in out.decisions:
-                self.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
+            ids = list(out.to_load)
+            load = await asyncio.to_thread(self._load_many_or_fail, ids, since)
+            decisions, out.decisions = out.decisions, []
+            for start in range(0, len(ids), EXPAND_CHUNK):
+                chunk = ids[start:start + EXPAND_CHUNK]
+                part = Expansion(decisions=decisions if start == 0 else [],
+                                 to_load={t: out.to_load[t] for t in chunk})
+                loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
+                                                                now, source)
+                writes.append(asyncio.ensure_future(self._write_new(writer, build)))
+                for trace_id in {key.trace_id for key, _ in part.pending}:
+                    # Kept for the workers' runs; traces scored inline are done with (keeping
+                    # them would only make the garbage collector's full passes longer).
+                    self._traces.put(trace_id, loaded[trace_id])
+                out.decisions += part.decisions
+                out.pending += part.pending
+                out.finished += part.finished
+        elif out.decisions:
+            from tracescore.store import score_rows_writer
+
+            def build(fresh: bool) -> Any:
+                return score_rows_writer([], [], out.decisions, fresh=fresh)
+
+            writer = await asyncio.to_thread(build, True)
+            writes.append(asyncio.ensure_future(self._write_new(writer, build)))
+        failures = [r for r in await asyncio.gather(*writes, return_exceptions=True)
+                    if isinstance(r, BaseException)]
+        if failures:
+            raise failures[0]
+        for row in out.decisions:
+            self.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
+        for pair in out.finished:
+            self.stats.decisions_total[(pair.reg.id, pair.decision)] += 1
+            if pair.status is not None:
+                self.stats.scores_total[(pair.reg.id, pair.status)] += 1
         return out
+
+    async def _write_new(self, writer: Any, build: Callable[[bool], Any]) -> None:
+        """Write rows built as new (``fresh``); should one be stored already (a backfill that
+        expanded the same trace meanwhile), write them again as replacements."""
+        from tracescore.store import DuplicateRows
+
+        try:
+            await self.store.write(writer)
+        except DuplicateRows:
+            await self.store.write(await asyncio.to_thread(build, False))
+
+    def _runs_inline(self, reg: RegisteredScorer) -> bool:
+        key = (reg.id, reg.version)
+        known = self._inline.get(key)
+        if known is None:
+            known = self._inline[key] = runs_inline(reg)
+        return known
 
     def _load(self, trace_id: str) -> Any:
         from tracescore.traces import load_trace
@@ -418,19 +490,30 @@ class LiveScheduler:
 
         return load
 
-    def _expand_loaded(self, out: Expansion, since: datetime, now: datetime) -> dict[str, Any]:
-        """Worker thread: load the traces ``out`` waits on at once and expand each."""
+    def _load_many_or_fail(self, trace_ids: list[str], since: datetime) -> Callable[[str], Any]:
+        """``_load_many``; when the read fails, a loader that raises its error for each trace
+        (each then records the failure)."""
         try:
-            load = self._load_many(list(out.to_load), since)
+            return self._load_many(trace_ids, since)
         except Exception as exc:  # noqa: BLE001 - each trace then records the failure
             def load(trace_id: str, error: Exception = exc) -> Any:
                 raise error
+            return load
+
+    def _expand_part(self, out: Expansion, load: Callable[[str], Any], now: datetime,
+                     source: str) -> tuple[dict[str, Any], Any, Callable[[bool], Any]]:
+        """Worker thread: expand the traces ``out`` waits on, score the inline pairs; returns
+        the loaded traces, the store writer of every row of ``out`` and its builder
+        (``inline_writer``)."""
         traces = {}
         for trace_id in list(out.to_load):
-            trace = expand(out, trace_id, load, now=now)
+            trace = expand(out, trace_id, load, now=now, inline=self._runs_inline)
             if trace is not None:
                 traces[trace_id] = trace
-        return traces
+        pairs = score_inline(self, out.inline, traces, source=source, now=now)
+        writer, build, out.finished = inline_writer(out.decisions, pairs, now)
+        out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
+        return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
         over = self.budget.exceeded()

@@ -15,6 +15,12 @@ already stored rows are left as they are), so an early write that failed is made
 What can still be lost: a judge request that was sent but not answered when the process died
 (its usage never reached us; at most ``concurrency`` requests), and a row whose early write had
 not committed yet (the few milliseconds of one group commit).
+
+When the run ends while its early writes still wait in the write-back queue (a one-step judge
+scorer ends right after its answer), the final write, queued at that same moment, carries the
+rows instead (``withdraw_queued``): the store gets each row once rather than twice, and nothing
+is stored later than before. Should the final write fail, the withdrawn rows are written on
+their own.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ class SpendRecorder:
         self._created_at = created_at
         self._rows: dict[tuple[str, int], Row] = {}
         self._seen: Counter[str] = Counter()
+        self._early: list[tuple[asyncio.Future[None], list[Row], list[Row]]] = []
 
     def __call__(self, step: str, execution: JudgeExecution) -> None:
         """The observer: build the row, count its spend, queue its write."""
@@ -68,6 +75,24 @@ class SpendRecorder:
         self._count([row])
         future = live.submit_write([], [row], decisions)
         future.add_done_callback(self._written)
+        self._early.append((future, [row], decisions))
+
+    def withdraw_queued(self, final: list[Row]) -> tuple[list[Row], list[Row]]:
+        """Take back the early writes still waiting in the write-back queue whose rows are all
+        among the run's ``final`` rows. Call right before queueing the final write (with no
+        await in between, so nothing is stored later than it would have been): the store then
+        gets one copy of each row instead of two. Returns the withdrawn (executions,
+        decisions), to write on their own should the final write fail."""
+        ids = {row["execution_id"] for row in final}
+        executions: list[Row] = []
+        decisions: list[Row] = []
+        for future, rows, early_decisions in self._early:
+            if all(row["execution_id"] in ids for row in rows) and (
+                    self._live.withdraw_write(future)):
+                executions.extend(rows)
+                decisions.extend(early_decisions)
+        self._early.clear()
+        return executions, decisions
 
     def rows(self, result: ScorerRunResult | None) -> list[Row]:
         """Every execution row of the run's result: the ones already recorded (same ids), and

@@ -40,6 +40,15 @@ def build_run(trace: Any, span_id: str, scorer_type: str | None) -> ScorerRun:
     return trace_to_scorer_run(trace, span_id, scorer_type=scorer_type)
 
 
+def build_runs(trace: Any, span_id: str,
+               scorer_types: list[str | None]) -> dict[str | None, ScorerRun]:
+    """``build_run`` for several scorer types of one target span, the agent input and output
+    built once (``trace_to_scorer_runs``)."""
+    from tracescore.traces import trace_to_scorer_runs
+
+    return trace_to_scorer_runs(trace, span_id, scorer_types)
+
+
 def trace_project(trace: Any) -> str | None:
     """The project of a trace (its first span's)."""
     for span in getattr(trace, "spans", ()):

@@ -65,6 +65,8 @@ class Outcome:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     status: str | None = None
     """The ``scores.status`` written, when the pair ended with a score row."""
+    recorder: SpendRecorder | None = None
+    """The run's judge-execution recorder (its early writes may still be queued)."""
 
 
 async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
@@ -76,7 +78,16 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
         if reg.id in live.paused:
             return None
         outcome = await _run_pair(live, item, reg, source=source)
-    await live.write(outcome.scores, outcome.executions, outcome.decisions)
+    # Early writes still queued are replaced by this write, queued now (no await in between);
+    # should it fail, they are written on their own so paid-for spend is not lost with it.
+    early = (outcome.recorder.withdraw_queued(outcome.executions) if outcome.recorder
+             else ([], []))
+    try:
+        await live.write(outcome.scores, outcome.executions, outcome.decisions)
+    except Exception:
+        if early[0]:
+            await live.write([], *early)
+        raise
     live.stats.decisions_total[(reg.id, outcome.decision)] += 1
     if outcome.status is not None:
         live.stats.scores_total[(reg.id, outcome.status)] += 1
@@ -151,7 +162,9 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             transient_elapsed_s=(now - since).total_seconds(),
             retry_after_s=retry_after_s(failure))
         if not verdict.final:
-            return _retry(live, item, reg, failure, verdict, executions, now, since)
+            outcome = _retry(live, item, reg, failure, verdict, executions, now, since)
+            outcome.recorder = recorder
+            return outcome
         status, decision, attempts = "failed", "failed", verdict.attempts
         last_error, error = short_error(failure), error_info(failure, kind=kind)
         if kind in ("rate_limit", "transient"):
@@ -174,7 +187,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         metadata={"attempts": attempts, "target": reg.target})
     row = decision_row(key, decision, now=now, attempts=attempts, last_error=last_error,
                        score_id=key.score_id, created_at=item.created_at)
-    return Outcome(decision, [score], executions, [row], status)
+    return Outcome(decision, [score], executions, [row], status, recorder)
 
 
 def _retry(

@@ -45,6 +45,16 @@ class WriteBack:
             self._task = loop.create_task(self._drain())
         return future
 
+    def withdraw(self, future: asyncio.Future[None]) -> bool:
+        """Take back rows queued with ``submit`` that no transaction has taken yet (their future
+        is cancelled); False when they are already being written or are written."""
+        for index, item in enumerate(self._queue):
+            if item[3] is future:
+                del self._queue[index]
+                future.cancel()
+                return True
+        return False
+
     async def _drain(self) -> None:
         while self._queue:
             batch = self._queue[: self._max_pairs]

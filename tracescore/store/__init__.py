@@ -23,6 +23,7 @@ from ._batch import (
 from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
+    DuplicateRows,
     InvalidRow,
     InvalidSql,
     QueryTimeout,
@@ -38,7 +39,7 @@ from ._opened import opened_store
 from ._protocol import StoreLike
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
-from ._store import Store
+from ._store import Store, score_rows_writer
 from ._writer import WriterStats
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "SPAN_INPUT_COLUMNS",
     "TABLES",
     "BatchTooLarge",
+    "DuplicateRows",
     "CheckpointPolicy",
     "InvalidRow",
     "InvalidSql",
@@ -77,6 +79,7 @@ __all__ = [
     "opened_store",
     "ready_query",
     "rows_table",
+    "score_rows_writer",
     "stale_count_sql",
     "to_json_text",
     "write_recompute",

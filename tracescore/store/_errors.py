@@ -11,7 +11,9 @@
         │                      ran out of memory for one write → 503
         ├── BatchTooLarge      one write holds more rows/bytes than the queue takes → 413
         ├── StoreClosed        the store is not open (or is shutting down) → 503
-        └── InvalidRow         a row given to write_scores / write_spans has an unknown column
+        ├── InvalidRow         a row given to write_scores / write_spans has an unknown column
+        └── DuplicateRows      rows written as new (``score_rows_writer(fresh=True)``) met a
+                               stored row with the same key; nothing was written
 """
 
 from __future__ import annotations
@@ -61,8 +63,14 @@ class InvalidRow(StoreError):
     """A row handed to the store names a column the table does not have."""
 
 
+class DuplicateRows(StoreError):
+    """Rows handed to ``score_rows_writer(..., fresh=True)`` as new met a stored row with the same
+    key; the transaction was rolled back. Write them again with ``fresh=False``."""
+
+
 __all__ = [
     "BatchTooLarge",
+    "DuplicateRows",
     "InvalidRow",
     "InvalidSql",
     "QueryTimeout",

@@ -28,7 +28,7 @@ import orjson
 
 from ._arrow import rows_table
 from ._checkpoint import CheckpointPolicy
-from ._errors import StoreClosed, StoreError, StoreUnavailable
+from ._errors import DuplicateRows, StoreClosed, StoreError, StoreUnavailable
 from ._experiment_rows import insert_arrow
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
 from ._query import QueryResult, run_query
@@ -341,7 +341,7 @@ class Store:
         is already stored is left as it is; a decision replaces the one with the same
         (trace_id, span_id, scorer_id, scorer_version).
         """
-        self.write_sync(_scores_writer(scores, judge_executions, decisions))
+        self.write_sync(score_rows_writer(scores, judge_executions, decisions))
 
     async def write_scores(
         self,
@@ -349,8 +349,9 @@ class Store:
         judge_executions: Sequence[Mapping[str, Any]] = (),
         decisions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        """``write_scores_sync`` for async callers."""
-        await self.write(_scores_writer(scores, judge_executions, decisions))
+        """``write_scores_sync`` for async callers (the Arrow tables are built on the calling
+        thread; build them off the event loop with ``score_rows_writer`` and ``write``)."""
+        await self.write(score_rows_writer(scores, judge_executions, decisions))
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -509,11 +510,23 @@ def _parse_json(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     return row
 
 
-def _scores_writer(
+def score_rows_writer(
     scores: Sequence[Mapping[str, Any]],
-    judge_executions: Sequence[Mapping[str, Any]],
-    decisions: Sequence[Mapping[str, Any]],
+    judge_executions: Sequence[Mapping[str, Any]] = (),
+    decisions: Sequence[Mapping[str, Any]] = (),
+    *,
+    fresh: bool = False,
 ) -> Callable[[Any], None]:
+    """The writer function of ``write_scores``: pass it to ``Store.write`` (one transaction).
+
+    The rows are checked and turned into Arrow tables here, on the calling thread (a worker
+    thread, so a big batch of score rows never holds up an event loop); the returned function
+    only inserts them. Raises ``InvalidRow`` for a row that does not fit its table.
+
+    ``fresh=True`` says no row has a stored twin (new pairs): they go in with plain ``INSERT``
+    (DuckDB's ``INSERT OR REPLACE``/``OR IGNORE`` cost several times as much), and the write
+    raises ``DuplicateRows`` (nothing written) if one did; write them again without ``fresh``.
+    """
     import uuid
     from datetime import UTC, datetime
 
@@ -545,17 +558,26 @@ def _scores_writer(
         if latest
         else None
     )
+    tables = (
+        ("scores", score_table, "INSERT" if fresh else "INSERT OR IGNORE"),
+        ("judge_executions", execution_table, "INSERT" if fresh else "INSERT OR IGNORE"),
+        ("scoring_decisions", decision_table, "INSERT" if fresh else "INSERT OR REPLACE"),
+    )
 
     def write(conn: Any) -> None:
-        for name, table, verb in (
-            ("scores", score_table, "INSERT OR IGNORE"),
-            ("judge_executions", execution_table, "INSERT OR IGNORE"),
-            ("scoring_decisions", decision_table, "INSERT OR REPLACE"),
-        ):
-            if table is not None:
+        import duckdb
+
+        for name, table, verb in tables:
+            if table is None:
+                continue
+            try:
                 insert_arrow(conn, name, table, verb)
+            except duckdb.ConstraintException as exc:
+                raise DuplicateRows(
+                    f"{name}: a row written as new is already stored ({first_line(exc)}); "
+                    "write the rows again with fresh=False") from None
 
     return write
 
 
-__all__ = ["QueryResult", "Store"]
+__all__ = ["QueryResult", "Store", "score_rows_writer"]

@@ -3,6 +3,7 @@ JSON that ``GET /api/traces/{id}/scorer-input`` returns."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
@@ -120,6 +121,40 @@ def trace_to_scorer_run(
     return _run(trace, step, input, output)
 
 
+def trace_to_scorer_runs(
+    trace: Trace, span_id: str, scorer_types: Iterable[str | None]
+) -> dict[str | None, ScorerRun]:
+    """``trace_to_scorer_run`` for one target span and several scorer types at once: by type,
+    the same runs, with the target's agent input and output built once and shared between
+    them (the same objects: scorers read their run, they do not change it)."""
+    types = list(dict.fromkeys(scorer_types))
+    if len(types) == 1:
+        return {types[0]: trace_to_scorer_run(trace, span_id, scorer_type=types[0])}
+    step = step_of(trace, span_id)
+    built: dict[str, Any] = {}
+
+    def agent_io() -> tuple[AgentInput, list[Message]]:
+        if "agent" not in built:
+            built["agent"] = (agent_input(step), agent_output(step))
+        found: tuple[AgentInput, list[Message]] = built["agent"]
+        return found
+
+    runs: dict[str | None, ScorerRun] = {}
+    for kind in types:
+        if kind == "trajectory":
+            if is_agent(step):
+                agent_in, agent_out = agent_io()
+                runs[kind] = _run(trace, step, agent_in,
+                                  trajectory_of([step], raw_output=agent_out))
+            else:
+                runs[kind] = _run(trace, step, _span_io(step)[0], trajectory_of([step]))
+        elif kind == "agent" or step.kind == "agent_run":
+            runs[kind] = _run(trace, step, *agent_io())
+        else:
+            runs[kind] = _run(trace, step, *_span_io(step))
+    return runs
+
+
 def _messages(msgs: list[Msg] | None) -> list[Message]:
     return [to_message(m) for m in msgs or []]
 
@@ -203,6 +238,7 @@ __all__ = [
     "scorer_input",
     "trace_to_agent_run",
     "trace_to_scorer_run",
+    "trace_to_scorer_runs",
     "trace_to_span_run",
     "trace_to_trajectory_run",
     "trace_to_workflow_run",
