@@ -184,7 +184,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def main_thread_seconds(pid: int) -> float:
-    """CPU time of the server's main thread (the event loop: HTTP handling and decoding)."""
+    """CPU time of the server's main thread (the event loop: HTTP handling and the decoding
+    of small bodies; larger ones decode in threads)."""
     import psutil
 
     for thread in psutil.Process(pid).threads():
@@ -268,7 +269,8 @@ def bench_http(
         print(f"  server CPU           {server_cpu / acknowledged * 1e6:>10.1f} µs per span "
               f"(all threads and workers; {server_cpu / seconds:.2f} cores busy on average)")
         print(f"    of which           {loop_cpu / acknowledged * 1e6:>10.1f} µs in the event loop "
-              "thread (HTTP, decode); the rest is the writer (Arrow, DuckDB) and workers")
+              "thread (HTTP, small bodies' decode); the rest is decode threads (bodies of "
+              "128 KiB or more: decode + Arrow), the writer (DuckDB) and workers")
     print(f"  group commits        {health['writer']['commits']:>10,} "
           f"(~{acknowledged / max(1, health['writer']['commits']):,.0f} spans each)")
 
