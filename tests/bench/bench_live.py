@@ -18,7 +18,6 @@ import asyncio
 import base64
 import os
 import secrets
-import statistics
 import sys
 import tempfile
 import threading
@@ -215,29 +214,25 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
                 if decided >= traces:
                     break
                 time.sleep(0.5)
-            rows = sql(server, f"""
+            [[p50, p95, worst, first_p95, last_p95, scores]] = sql(server, f"""
                 WITH last AS (SELECT trace_id, min(received_at) AS first,
                                      max(received_at) AS received
-                              FROM spans WHERE {recent} GROUP BY 1)
-                SELECT epoch_ms(l.first),
-                       date_diff('millisecond', l.received, s.created_at) / 1000.0
-                FROM scores s JOIN last l USING (trace_id)""")
+                              FROM spans WHERE {recent} GROUP BY 1),
+                lags AS (SELECT date_diff('millisecond', l.received, s.created_at) / 1000.0
+                                    AS lag,
+                                ntile(3) OVER (ORDER BY l.first) AS third
+                         FROM scores s JOIN last l USING (trace_id))
+                SELECT quantile_cont(lag, 0.5), quantile_cont(lag, 0.95), max(lag),
+                       quantile_cont(lag, 0.95) FILTER (WHERE third = 1),
+                       quantile_cont(lag, 0.95) FILTER (WHERE third = 3), count(*)
+                FROM lags""")
             [[spans]] = sql(server, f"SELECT count(*) FROM spans WHERE {recent}")
             stop.set()
             watcher.join()
-    lags = sorted(r[1] for r in rows)
-    by_arrival = [r[1] for r in sorted(rows)]
-    third = max(1, len(by_arrival) // 3)
-
-    def p95(values: list[float]) -> float:
-        return statistics.quantiles(values, n=100)[94] if len(values) > 1 else values[0]
-
-    return {"p50_s": statistics.median(lags), "p95_s": p95(lags), "max_s": lags[-1],
-            "p95_first_third_s": p95(by_arrival[:third]),
-            "p95_last_third_s": p95(by_arrival[-third:]),
-            "gauge_max_s": max(gauge, default=0.0), "spans_per_s": spans / sending_s,
-            "scores": float(len(lags)), "unscored": float(traces - decided),
-            "rss_max_mb": max(rss, default=0.0)}
+    return {"p50_s": p50, "p95_s": p95, "max_s": worst, "p95_first_third_s": first_p95,
+            "p95_last_third_s": last_p95, "gauge_max_s": max(gauge, default=0.0),
+            "spans_per_s": spans / sending_s, "scores": float(scores),
+            "unscored": float(traces - decided), "rss_max_mb": max(rss, default=0.0)}
 
 
 def bench_lag(rate_spans_per_s: float, duration_s: float, db: Path | None = None) -> None:
