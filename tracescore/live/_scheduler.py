@@ -421,8 +421,7 @@ class LiveScheduler:
                                                                 now, source)
                 writes.append(asyncio.ensure_future(self._write_new(writer, build)))
                 for trace_id in {key.trace_id for key, _ in part.pending}:
-                    # Kept for the workers' runs; traces scored inline are done with (keeping
-                    # them would only make the garbage collector's full passes longer).
+                    # Kept for the workers' runs (the traces only scored inline are released).
                     self._traces.put(trace_id, loaded[trace_id])
                 out.decisions += part.decisions
                 out.pending += part.pending
@@ -509,6 +508,9 @@ class LiveScheduler:
         pairs = score_inline(self, out.inline, traces, source=source, now=now)
         writer, build, out.finished = inline_writer(out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
+        queued = {key.trace_id for key, _ in out.pending}
+        for trace_id in [t for t in traces if t not in queued]:
+            traces.pop(trace_id).release()  # done with: freed now, not by the cycle collector
         return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
