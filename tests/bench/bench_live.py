@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -127,20 +128,9 @@ def bench_judge(count: int, concurrencies: tuple[int, ...]) -> None:
                   f"{elapsed:5.2f} s = {count / elapsed:6.1f} traces/s (ideal {ideal:.0f}/s)")
 
 
-LAG_CONFIG = """[live]
-interval_seconds = 1
-settle_seconds = 2
-[[scorers]]
-id = "no-tool-errors"
-use = "tracescore.scorers.checks:no_tool_errors"
-[[scorers]]
-id = "tool-failures"
-use = "tracescore.live:tool_failures_scorer"
-[[scorers]]
-id = "trajectory-efficiency"
-use = "tracescore.live:trajectory_efficiency_scorer"
-args = { max_steps = 20 }
-"""
+LAG_LIVE = {"interval_seconds": "1", "settle_seconds": "2"}
+"""``[live]`` values of the lag run, over the embedded default config (its three code scorers;
+its judge scorers stay off without a judge model)."""
 LAG_SCORERS = 3
 
 
@@ -157,10 +147,10 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
     ``db``: the database file the server opens (a copy of a prebuilt background database, e.g.
     ``bench_scale.build_background``; it is written to), or None for an empty temporary one.
     Agent runs go through the OpenTelemetry SDK exporter in one-second slices at about
-    ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three default code
-    scorers with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal is p95 ≤
-    2 + 1 + 1 s). Lag = score row written − the trace's last span received, over every score
-    row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``, ``p95_first_third_s`` and
+    ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three code scorers of
+    the default config with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal
+    is p95 ≤ 2 + 1 + 1 s). Lag = score row written − the trace's last span received, over
+    every score row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``, ``p95_first_third_s`` and
     ``p95_last_third_s`` (by the trace's arrival: flat means these agree), the lag gauge's
     maximum, and ``spans_per_s`` sent, ``scores``, ``unscored`` traces and the server's
     largest RSS (``rss_max_mb``, sampled every 0.5 s).
@@ -169,8 +159,13 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
     from server_process import running_server, sql
 
     with tempfile.TemporaryDirectory() as tmp:
+        from tracescore.server import default_config_path
+
+        text = default_config_path().read_text()
+        for key, value in LAG_LIVE.items():
+            text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
         config = Path(tmp) / "lag.toml"
-        config.write_text(LAG_CONFIG)
+        config.write_text(text)
         with running_server(db or Path(tmp) / "lag.duckdb",
                             args=["--config", str(config), "--no-grpc"]) as server:
             assert server.process is not None

@@ -9,28 +9,18 @@ final decision and exactly one ``scores`` row, linked by the pair's score id.
 from __future__ import annotations
 
 import random
+import re
 import time
 from pathlib import Path
 
 from server_process import sql, start_server
 
 from tracescore.live import send_agent_traces
+from tracescore.server import default_config_path
 
-CONFIG = """[live]
-interval_seconds = 0.2
-settle_seconds = 0
-batch_size = 8
-[[scorers]]
-id = "no-tool-errors"
-use = "tracescore.scorers.checks:no_tool_errors"
-[[scorers]]
-id = "tool-failures"
-use = "tracescore.live:tool_failures_scorer"
-[[scorers]]
-id = "trajectory-efficiency"
-use = "tracescore.live:trajectory_efficiency_scorer"
-args = { max_steps = 20 }
-"""
+LIVE = {"interval_seconds": "0.2", "settle_seconds": "0", "batch_size": "8"}
+"""The embedded default config (its three code scorers; the judge ones are off without a judge
+model) with small, fast ticks: many transactions to land a kill in."""
 ROUNDS = 4
 PER_ROUND = 120
 SCORERS = ("no-tool-errors", "tool-failures", "trajectory-efficiency")
@@ -39,8 +29,11 @@ SCORERS = ("no-tool-errors", "tool-failures", "trajectory-efficiency")
 def test_kill_9_while_code_scorers_score_leaves_each_pair_scored_exactly_once(
     tmp_path: Path,
 ) -> None:
+    text = default_config_path().read_text()
+    for key, value in LIVE.items():
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
     config = tmp_path / "live.toml"
-    config.write_text(CONFIG)
+    config.write_text(text)
     server = start_server(tmp_path / "kill9.duckdb", args=["--config", str(config), "--no-grpc"])
     rng = random.Random(17)
     sent: list[str] = []
