@@ -150,10 +150,10 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
     ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three code scorers of
     the default config with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal
     is p95 ≤ 2 + 1 + 1 s). Lag = score row written − the trace's last span received, over
-    every score row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``, ``p95_first_third_s`` and
-    ``p95_last_third_s`` (by the trace's arrival: flat means these agree), the lag gauge's
-    maximum, and ``spans_per_s`` sent, ``scores``, ``unscored`` traces and the server's
-    largest RSS (``rss_max_mb``, sampled every 0.5 s).
+    every score row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``,
+    ``p95_first_third_s`` and ``p95_last_third_s`` (by the trace's arrival: flat means these
+    agree), the lag gauge's maximum, and ``spans_per_s`` sent, ``scores``, ``unscored``
+    traces and the server's largest RSS (``rss_max_mb``, sampled every 0.5 s).
     """
     import httpx
     from server_process import running_server, sql
