@@ -335,7 +335,10 @@ class LiveScheduler:
             windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in per_trace]
             since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
                      else min(w.horizon for w in windows))
-            rows = await self.read(*scan_query(since, windows))
+            # Decisions of the traces seen now were written after their first span arrived:
+            # at most max_wait_seconds (+ margin) before these spans, unless a late span came.
+            decided_since = since - self._open.max_wait - SCAN_MARGIN
+            rows = await self.read(*scan_query(since, windows, decided_since=decided_since))
             if self._scan_mark is None:
                 self._open.clear()
             self._open.merge(rows)
