@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import secrets
-import statistics
 import sys
 import tempfile
 import threading
@@ -128,20 +128,9 @@ def bench_judge(count: int, concurrencies: tuple[int, ...]) -> None:
                   f"{elapsed:5.2f} s = {count / elapsed:6.1f} traces/s (ideal {ideal:.0f}/s)")
 
 
-LAG_CONFIG = """[live]
-interval_seconds = 1
-settle_seconds = 2
-[[scorers]]
-id = "no-tool-errors"
-use = "tracescore.scorers.checks:no_tool_errors"
-[[scorers]]
-id = "tool-failures"
-use = "tracescore.live:tool_failures_scorer"
-[[scorers]]
-id = "trajectory-efficiency"
-use = "tracescore.live:trajectory_efficiency_scorer"
-args = { max_steps = 20 }
-"""
+LAG_LIVE = {"interval_seconds": "1", "settle_seconds": "2"}
+"""``[live]`` values of the lag run, over the embedded default config (its three code scorers;
+its judge scorers stay off without a judge model)."""
 LAG_SCORERS = 3
 
 
@@ -158,20 +147,25 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
     ``db``: the database file the server opens (a copy of a prebuilt background database, e.g.
     ``bench_scale.build_background``; it is written to), or None for an empty temporary one.
     Agent runs go through the OpenTelemetry SDK exporter in one-second slices at about
-    ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three default code
-    scorers with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal is p95 ≤
-    2 + 1 + 1 s). Lag = score row written − the trace's last span received, over every score
-    row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``, ``p95_first_third_s`` and
-    ``p95_last_third_s`` (by the trace's arrival: flat means these agree), the lag gauge's
-    maximum, and ``spans_per_s`` sent, ``scores``, ``unscored`` traces and the server's
-    largest RSS (``rss_max_mb``, sampled every 0.5 s).
+    ``rate_spans_per_s`` spans/s for ``seconds``; the server runs the three code scorers of
+    the default config with ``interval_seconds = 1`` and ``settle_seconds = 2`` (so the goal
+    is p95 ≤ 2 + 1 + 1 s). Lag = score row written − the trace's last span received, over
+    every score row of the run. Returns seconds: ``p50_s``, ``p95_s``, ``max_s``,
+    ``p95_first_third_s`` and ``p95_last_third_s`` (by the trace's arrival: flat means these
+    agree), the lag gauge's maximum, and ``spans_per_s`` sent, ``scores``, ``unscored``
+    traces and the server's largest RSS (``rss_max_mb``, sampled every 0.5 s).
     """
     import httpx
     from server_process import running_server, sql
 
     with tempfile.TemporaryDirectory() as tmp:
+        from tracescore.server import default_config_path
+
+        text = default_config_path().read_text()
+        for key, value in LAG_LIVE.items():
+            text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
         config = Path(tmp) / "lag.toml"
-        config.write_text(LAG_CONFIG)
+        config.write_text(text)
         with running_server(db or Path(tmp) / "lag.duckdb",
                             args=["--config", str(config), "--no-grpc"]) as server:
             assert server.process is not None
@@ -215,29 +209,25 @@ def lag(db: Path | None, rate_spans_per_s: float, seconds: float) -> dict[str, f
                 if decided >= traces:
                     break
                 time.sleep(0.5)
-            rows = sql(server, f"""
+            [[p50, p95, worst, first_p95, last_p95, scores]] = sql(server, f"""
                 WITH last AS (SELECT trace_id, min(received_at) AS first,
                                      max(received_at) AS received
-                              FROM spans WHERE {recent} GROUP BY 1)
-                SELECT epoch_ms(l.first),
-                       date_diff('millisecond', l.received, s.created_at) / 1000.0
-                FROM scores s JOIN last l USING (trace_id)""")
+                              FROM spans WHERE {recent} GROUP BY 1),
+                lags AS (SELECT date_diff('millisecond', l.received, s.created_at) / 1000.0
+                                    AS lag,
+                                ntile(3) OVER (ORDER BY l.first) AS third
+                         FROM scores s JOIN last l USING (trace_id))
+                SELECT quantile_cont(lag, 0.5), quantile_cont(lag, 0.95), max(lag),
+                       quantile_cont(lag, 0.95) FILTER (WHERE third = 1),
+                       quantile_cont(lag, 0.95) FILTER (WHERE third = 3), count(*)
+                FROM lags""")
             [[spans]] = sql(server, f"SELECT count(*) FROM spans WHERE {recent}")
             stop.set()
             watcher.join()
-    lags = sorted(r[1] for r in rows)
-    by_arrival = [r[1] for r in sorted(rows)]
-    third = max(1, len(by_arrival) // 3)
-
-    def p95(values: list[float]) -> float:
-        return statistics.quantiles(values, n=100)[94] if len(values) > 1 else values[0]
-
-    return {"p50_s": statistics.median(lags), "p95_s": p95(lags), "max_s": lags[-1],
-            "p95_first_third_s": p95(by_arrival[:third]),
-            "p95_last_third_s": p95(by_arrival[-third:]),
-            "gauge_max_s": max(gauge, default=0.0), "spans_per_s": spans / sending_s,
-            "scores": float(len(lags)), "unscored": float(traces - decided),
-            "rss_max_mb": max(rss, default=0.0)}
+    return {"p50_s": p50, "p95_s": p95, "max_s": worst, "p95_first_third_s": first_p95,
+            "p95_last_third_s": last_p95, "gauge_max_s": max(gauge, default=0.0),
+            "spans_per_s": spans / sending_s, "scores": float(scores),
+            "unscored": float(traces - decided), "rss_max_mb": max(rss, default=0.0)}
 
 
 def bench_lag(rate_spans_per_s: float, duration_s: float, db: Path | None = None) -> None:

@@ -255,3 +255,25 @@ def test_register_from_python(store: Any) -> None:
         live.register(counting_scorer())
     with pytest.raises(ConfigError, match="key 'sample_rate'"):
         live.register(counting_scorer("x"), sample_rate=2)
+
+
+async def test_a_late_span_of_a_trace_decided_long_ago_decides_nothing_again(
+    store: Any, add_traces: Any
+) -> None:
+    """The scan looks only at recent decisions; a trace decided long before that (its
+    decisions older than the max_wait window) that gets a late span shows up as undecided,
+    and the expansion's full check of its decisions keeps it from being scored twice."""
+    [trace_id] = add_traces(1)
+    live = scheduler(store, counting_scorer(), async_counting_scorer())
+    await run_until_quiet(live)
+    store.write_sync(lambda conn: conn.execute(
+        "UPDATE scoring_decisions SET created_at = created_at - INTERVAL 1 DAY"))
+    before = decisions(store)
+    [late] = clone_trace(tuple(store.fetch_trace_rows(trace_id))[:1])
+    store.write_spans_sync([{**late, "trace_id": trace_id, "parent_span_id": None}])
+    again = scheduler(store, counting_scorer(), async_counting_scorer())
+    await run_until_quiet(again)
+    assert decisions(store) == before
+    rows = store.read("SELECT scorer_id, count(*) AS n FROM scores GROUP BY 1 ORDER BY 1")
+    assert rows == [{"scorer_id": "count-tools", "n": 1},
+                    {"scorer_id": "count-tools-async", "n": 1}]

@@ -214,3 +214,31 @@ def test_trace_in_progress_transforms_what_it_has() -> None:
     trajectory = extract_trajectory_from_trace(trace)
     assert trajectory.total_duration_ms is None
     assert trajectory.steps[-1].step_type == "tool_call" and trajectory.steps[-1].success is None
+
+
+def test_a_released_trace_is_freed_without_the_cycle_collector() -> None:
+    """Spans and steps point at their parents and children (cycles); ``release`` drops those
+    links, so once the last reference goes the whole tree is freed by reference counting (live
+    scoring releases each trace it has scored, keeping the collector's passes short). The
+    scorer inputs built before stay as they were."""
+    import gc
+    import weakref
+
+    trace = fixture_trace(MASTRA, "turn1")
+    agent = find_target_spans(trace, "agent_run")[0]
+    run = trace_to_agent_run(trace, agent)
+    before = run.model_dump()
+    step = weakref.ref(trace.steps[0])
+    child = weakref.ref(trace.steps[0].children[0])
+    gc.disable()
+    try:
+        unreleased = fixture_trace(MASTRA, "turn1")
+        kept = weakref.ref(unreleased.steps[0])
+        del unreleased
+        assert kept() is not None  # a cycle: it waits for the collector
+        trace.release()
+        del trace
+        assert step() is None and child() is None
+    finally:
+        gc.enable()
+    assert run.model_dump() == before

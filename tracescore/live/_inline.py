@@ -148,6 +148,7 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
            dump: Callable[[Any], Any] = plain) -> InlinePair:
     assert reg.scorer is not None
     started = time.perf_counter()
+    begun = now
     result = failure = None
     try:
         result = _drive(reg.scorer.run(
@@ -156,10 +157,11 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
                              "span_id": key.span_id, "scorer_id": reg.id,
                              "scorer_version": reg.version, "source": source}))
     except _Suspended:
-        return handed_over(key, reg, now)
+        return handed_over(key, reg, begun)
     except Exception as exc:  # noqa: BLE001 - failures are data (classified below)
         failure = exc
     duration_ms = (time.perf_counter() - started) * 1000.0
+    now = live.now()  # when the run ended, as on the queued path
     error = last_error = None
     if failure is None:
         assert result is not None
@@ -172,7 +174,7 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
 
         kind = classify_error(failure)
         if kind != "permanent":
-            return handed_over(key, reg, now)
+            return handed_over(key, reg, begun)
         verdict = live.policy.decide(kind, attempts=0)
         if not verdict.final:
             from ._worker import WorkItem, _retry

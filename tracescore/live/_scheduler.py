@@ -339,7 +339,10 @@ class LiveScheduler:
             windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in per_trace]
             since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
                      else min(w.horizon for w in windows))
-            rows = await self.read(*scan_query(since, windows))
+            # Decisions of the traces seen now were written after their first span arrived:
+            # at most max_wait_seconds (+ margin) before these spans, unless a late span came.
+            decided_since = since - self._open.max_wait - SCAN_MARGIN
+            rows = await self.read(*scan_query(since, windows, decided_since=decided_since))
             if self._scan_mark is None:
                 self._open.clear()
             self._open.merge(rows)
@@ -425,8 +428,7 @@ class LiveScheduler:
                                                                 now, source)
                 writes.append(asyncio.ensure_future(self._write_new(writer, build)))
                 for trace_id in {key.trace_id for key, _ in part.pending}:
-                    # Kept for the workers' runs; traces scored inline are done with (keeping
-                    # them would only make the garbage collector's full passes longer).
+                    # Kept for the workers' runs (the traces only scored inline are released).
                     self._traces.put(trace_id, loaded[trace_id])
                 out.decisions += part.decisions
                 out.pending += part.pending
@@ -513,6 +515,9 @@ class LiveScheduler:
         pairs = score_inline(self, out.inline, traces, source=source, now=now)
         writer, build, out.finished = inline_writer(out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
+        queued = {key.trace_id for key, _ in out.pending}
+        for trace_id in [t for t in traces if t not in queued]:
+            traces.pop(trace_id).release()  # done with: freed now, not by the cycle collector
         return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:

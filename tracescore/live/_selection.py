@@ -53,11 +53,18 @@ def _versions_cte(versions: Sequence[VersionWindow]) -> tuple[str, list[Any]]:
     return f"versions(scorer_id, scorer_version, horizon) AS (VALUES {values})", params
 
 
-def scan_query(since: datetime, versions: Sequence[VersionWindow]) -> tuple[str, list[Any]]:
+def scan_query(since: datetime, versions: Sequence[VersionWindow], *,
+               decided_since: datetime | None = None) -> tuple[str, list[Any]]:
     """Traces with spans received at or after ``since`` that a version has not decided, with
     the readiness aggregates of those spans only (``OpenTraces.merge`` widens them with what
-    earlier scans saw, so each scan reads only recent row groups)."""
+    earlier scans saw, so each scan reads only recent row groups).
+
+    ``decided_since``: only decisions written since then are looked at (their row groups, not
+    the whole decision history). A trace decided before that and getting a late span shows up
+    as undecided; ``decided_query`` (which reads every decision of the traces it is given)
+    then finds it decided, so nothing is decided twice."""
     cte, params = _versions_cte(versions)
+    recent = "" if decided_since is None else "AND d.created_at >= ?"
     sql = f"""
 WITH agg AS (
     SELECT s.trace_id,
@@ -74,16 +81,16 @@ WHERE EXISTS (
       AND NOT EXISTS (
           SELECT 1 FROM scoring_decisions d
           WHERE d.trace_id = a.trace_id AND d.scorer_id = v.scorer_id
-            AND d.scorer_version = v.scorer_version))
+            AND d.scorer_version = v.scorer_version {recent}))
 """
-    return sql, [since, *params]
+    return sql, [since, *params, *([] if decided_since is None else [decided_since])]
 
 
 def decided_query(trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
     """The (trace, scorer id, version) combinations with any decision, for these traces."""
     return (
         "SELECT DISTINCT trace_id, scorer_id, scorer_version FROM scoring_decisions "
-        "WHERE list_contains(?::VARCHAR[], trace_id)",
+        "WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
         [list(trace_ids)],
     )
 

@@ -3,8 +3,9 @@
 A store ``write(fn)`` is one transaction (a DuckDB commit costs milliseconds), so scoring
 hundreds of pairs per second needs their rows combined. Workers call ``write``; rows wait while
 the previous transaction commits and then go together in the next one; each caller resumes
-after the transaction holding its rows committed. If a combined transaction fails, each part is
-written on its own, so one bad row fails only its own pair.
+after the transaction holding its rows committed (their Arrow tables are built in a worker
+thread, off the event loop). If a combined transaction fails, each part is written on its own,
+so one bad row fails only its own pair.
 """
 
 from __future__ import annotations
@@ -73,7 +74,11 @@ class WriteBack:
         scores = [row for item in batch for row in item[0]]
         executions = [row for item in batch for row in item[1]]
         decisions = [row for item in batch for row in item[2]]
-        await self._store.write_scores(scores, executions, decisions)
+        from tracescore.store import score_rows_writer
+
+        # The rows become Arrow tables in a worker thread, not on the event loop.
+        writer = await asyncio.to_thread(score_rows_writer, scores, executions, decisions)
+        await self._store.write(writer)
         self.transactions += 1
         for item in batch:
             if not item[3].done():

@@ -137,6 +137,26 @@ class Trace:
         """The latest span end (None when no span has ended)."""
         return max((s.end_time_ns for s in self.spans if s.end_time_ns), default=None)
 
+    def release(self) -> None:
+        """Drop the links between this trace's spans and steps (parents, children, the step
+        tree's caches), so that a trace nobody reads any more is freed by reference counting at
+        once instead of waiting for Python's cycle collector (whose passes grow with every trace
+        left for it). Call it last: the trace is empty afterwards."""
+        stack = list(self._steps or ())
+        while stack:
+            step = stack.pop()
+            stack.extend(step.children)
+            step.children = []
+            step.parent = None
+            step._scope_cache = step._model_steps_cache = step._entries_cache = None
+        for span in self.spans:
+            span.children = []
+            span.parent = None
+        self._steps = None
+        self.roots = []
+        self.spans = []
+        self.by_id = {}
+
     def __len__(self) -> int:
         return len(self.spans)
 
