@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     """Retry-After sent when the write queue is full."""
     decode_workers: int = Field(0, ge=0, le=64)
     """Processes that decode large OTLP trace bodies (0 = decode in the server process)."""
-    duckdb_memory_limit: str = Field("1GB", pattern=r"^(\d+(\.\d+)?\s*([KMGT]i?B|B))?$")
+    duckdb_memory_limit: str = Field("256MB", pattern=r"^(\d+(\.\d+)?\s*([KMGT]i?B|B))?$")
     """DuckDB's memory limit (cache and query memory; more spills to disk); "" = DuckDB's
     default (80% of RAM)."""
     log_level: str = "info"
