@@ -162,34 +162,11 @@ def live_code(db: Path, traces: int) -> float:
 
 
 def live_judge(db: Path, traces: int, concurrency: int) -> float:
-    """Share of ideal (concurrency / 200 ms) reached with the scripted 200 ms judge (the
-    judge benchmark's own measurement when it exists)."""
-    try:
-        from bench_judge import judge_share
-    except ImportError:
-        judge_share = None
-    if judge_share is not None:
-        return float(judge_share(db, traces, concurrency))
-    from tracescore.live import LiveScheduler, Registry
-    from tracescore.scoring import Judge, PromptStep, create_scorer, load_litellm
-    from tracescore.testing import Reply, ScriptedLLMServer
+    """Share of ideal (concurrency / 200 ms) reached with the scripted 200 ms judge (the judge
+    benchmark's measurement: its stand-in in its own process, litellm loaded first)."""
+    from bench_judge import judge_share
 
-    load_litellm()
-    rows = bench_live.template()
-    with ScriptedLLMServer() as llm, Store(db) as store:
-        llm.set_default(lambda body: Reply(content={"score": 1}, delay_s=0.2))
-        judge = Judge(model="openai/gpt-4o-mini", instructions="Grade.", api_base=llm.url)
-        scorer = create_scorer(f"judged-{concurrency}", "200 ms judge", type="agent",
-                               judge=judge).generate_score(
-            PromptStep("grade", lambda run, results: f"Grade {run.output[-1].content}"))
-        store.write_spans_sync(bench_live.clones(rows, traces))
-        registry = Registry()
-        registry.register(scorer)
-        live = LiveScheduler(store, registry, bench_live.settings(concurrency=concurrency))
-        started = time.perf_counter()
-        asyncio.run(bench_live.score_all(live))
-        rate = traces / (time.perf_counter() - started)
-    return rate / (concurrency / 0.2)
+    return float(judge_share(db, traces, concurrency))
 
 
 TRACE_LIST_SQL = """

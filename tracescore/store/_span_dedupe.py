@@ -8,7 +8,7 @@ has no key (schema version 5) and a batch is checked against what could hold its
 - a stored span of trace T arrived at or after T's ``traces.first_received_at`` (the
   maintained table is updated in the same transaction as every span insert, and it keeps the
   earliest arrival of the trace's spans);
-- the traces merge that runs first in the transaction (``merge_span_batch``) reports the
+- the traces fold that runs first in the transaction (``TracesMaintainer``) reports the
   earliest ``first_received_at`` among the batch's traces that were already stored;
 - so the batch is inserted with an anti-join against the spans received since that moment,
   which DuckDB reads by skipping every older row group on its ``received_at`` range. A batch

@@ -219,12 +219,6 @@ class TracesMaintainer:
                 del recent[trace_id]
 
 
-def merge_span_batch(conn: Any, view: str, received_at: Any) -> None:
-    """Fold the span batch registered as ``view`` into ``traces`` with the upsert (exact,
-    no window; for callers outside the writer)."""
-    conn.execute(_MERGE.format(source=view), [received_at, received_at]).fetchall()
-
-
 def exact_update_sql() -> str:
     """An UPDATE setting the span-derived columns of the traces listed in parameter 2 to their
     exact values, over their spans received at or after parameter 1 (a pruned read)."""
@@ -256,5 +250,4 @@ __all__ = [
     "TracesMaintainer",
     "exact_update_sql",
     "fill_from_spans_sql",
-    "merge_span_batch",
 ]

@@ -530,7 +530,6 @@ class Writer:
             for name, table in parts:
                 columns, select = _TARGETS[name]
                 view = f"__tracescore_{name}"
-                began = clock()
                 conn.register(view, table)
                 try:
                     if name == "spans":
