@@ -73,7 +73,7 @@ FROM (SELECT i, TIMESTAMP '2026-01-01' + to_microseconds(i * 1000) AS t
       FROM range(?, ?) r(i))
 """
 TRACES_SQL = """
-INSERT OR REPLACE INTO traces (trace_id, project, service_name, root_span_id, root_span_name,
+INSERT INTO traces (trace_id, project, service_name, root_span_id, root_span_name,
     start_time, end_time, duration_ms, span_count, error_count, has_root, root_ended,
     first_received_at, last_received_at, totals_received_at)
 SELECT trace_id, any_value(project), any_value(service_name),
@@ -135,6 +135,7 @@ def ingest(db: Path, seconds: float, processes: int = 1) -> dict[str, float]:
     return {"spans/s": acknowledged / seconds, "refused": refused, "p50 ms": p50,
             "p99 ms": p99, "p99/p50": p99 / p50,
             "checkpoints": float(writer.get("checkpoints", 0)),
+            "longest checkpoint ms": float(writer.get("max_checkpoint_ms", 0)),
             "duplicate retries": float(writer.get("duplicate_retries", 0))}
 
 

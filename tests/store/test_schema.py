@@ -103,7 +103,7 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
     conn.execute("ALTER TABLE scoring_decisions DROP COLUMN session_id")
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
         assert _columns(store, "scores")[-1] == "experiment_id"
         for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
             assert _columns(store, table)
@@ -128,7 +128,7 @@ def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
         body = traces_request(3, trace_id=b"\x05" * 16).SerializeToString()
         store.write_spans_sync(decode_traces_protobuf(body))
     conn = duckdb.connect(str(path))  # as version 4 left it: spans keyed
-    conn.execute("DELETE FROM schema_version WHERE version = 5")
+    conn.execute("DELETE FROM schema_version WHERE version >= 5")
     conn.execute("CREATE TABLE spans_v4 AS SELECT * FROM spans")
     conn.execute("DROP TABLE spans")
     conn.execute(MIGRATIONS[0][2]()[0])  # migration 1: CREATE TABLE spans with its key
@@ -138,11 +138,54 @@ def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
                         "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == SCHEMA_VERSION
         assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
         store.write_spans_sync(decode_traces_protobuf(body))
         assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
     conn = duckdb.connect(str(path))
     assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'spans' "
+                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (0,)
+    conn.close()
+
+
+def test_a_version_5_database_loses_the_traces_key_index_and_keeps_one_row_per_trace(
+    tmp_path: Path,
+) -> None:
+    """Migration 6 rebuilds ``traces`` without its primary-key index, keeping every row; the
+    writer's trace index, read from the table, then folds a late span of a stored trace into
+    its row (no second row) and a resend adds nothing."""
+    import duckdb
+    from ingest.otlp_payloads import traces_request
+
+    from tracescore.ingest import decode_traces_protobuf
+    from tracescore.store import MIGRATIONS
+
+    path = tmp_path / "v5.duckdb"
+    first = traces_request(3, trace_id=b"\x06" * 16).SerializeToString()
+    other = traces_request(2, trace_id=b"\x07" * 16).SerializeToString()
+    with Store(path) as store:
+        store.write_spans_sync(decode_traces_protobuf(first))
+        store.write_spans_sync(decode_traces_protobuf(other))
+    conn = duckdb.connect(str(path))  # as version 5 left it: traces keyed
+    conn.execute("DELETE FROM schema_version WHERE version >= 6")
+    conn.execute("CREATE TABLE traces_v5 AS SELECT * FROM traces")
+    conn.execute("DROP TABLE traces")
+    conn.execute(MIGRATIONS[1][2]()[1])  # migration 2: CREATE TABLE traces with its key
+    conn.execute("INSERT INTO traces SELECT * FROM traces_v5")
+    conn.execute("DROP TABLE traces_v5")
+    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'traces' "
+                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
+    conn.close()
+    late = traces_request(1, trace_id=b"\x06" * 16).SerializeToString()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        store.write_spans_sync(decode_traces_protobuf(first))  # a resend
+        store.write_spans_sync(decode_traces_protobuf(late))  # a late span of a stored trace
+        assert store.read("SELECT trace_id, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1") == [
+            {"trace_id": "06" * 16, "n": 1}, {"trace_id": "07" * 16, "n": 1}]
+        assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 6}]
+        assert store.stats().traces_exact_retries == 0
+    conn = duckdb.connect(str(path))
+    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'traces' "
                         "AND constraint_type = 'PRIMARY KEY'").fetchone() == (0,)
     conn.close()

@@ -1,6 +1,6 @@
-"""The ``traces`` maintenance's recent-ids window (``TracesMaintainer``): a trace's spans that
-arrive over many commits, across a restart or after the window forgot the trace, fold into the
-same row the exact upsert (and a recompute from ``spans``) gives."""
+"""The ``traces`` maintenance (``TracesMaintainer`` with the writer's ``TraceIndex``): a trace's
+spans that arrive over many commits, across a restart, or under hash collisions (which take the
+exact path), fold into the one row a recompute from ``spans`` gives."""
 
 from __future__ import annotations
 
@@ -79,30 +79,38 @@ def test_spans_over_many_commits_fold_like_a_recompute(tmp_path: Path) -> None:
         assert len(_traces(store)) == 12
 
 
-def test_the_window_and_the_exact_upsert_agree(tmp_path: Path) -> None:
-    with Store(tmp_path / "window.duckdb") as windowed, \
-            Store(tmp_path / "exact.duckdb", recent_traces=0) as exact:
+def test_the_index_and_the_exact_path_agree(tmp_path: Path) -> None:
+    with Store(tmp_path / "index.duckdb") as indexed, \
+            Store(tmp_path / "exact.duckdb", trace_hash_bits=1) as colliding:
         for batch in _batches(2):
-            windowed.write_spans_sync(batch)
-            exact.write_spans_sync(batch)
-        assert _traces(windowed) == _traces(exact)
-        assert exact.stats().traces_exact_retries > 0
-        assert windowed.stats().traces_exact_retries == 0
+            indexed.write_spans_sync(batch)
+            colliding.write_spans_sync(batch)
+        assert _traces(indexed) == _traces(colliding)
+        assert colliding.stats().traces_exact_retries > 0  # one-bit hashes collide
+        assert indexed.stats().traces_exact_retries == 0
 
 
-def test_a_trace_the_window_forgot_or_never_saw_takes_the_exact_path(tmp_path: Path) -> None:
-    path = tmp_path / "restart.duckdb"
-    batches = _batches(3)
-    with Store(path, recent_traces=2) as store:  # forgets all but the last two traces
-        for batch in batches[: len(batches) // 2]:
-            store.write_spans_sync(batch)
-        forgot = store.stats().traces_exact_retries
-        assert forgot > 0
-    with Store(path) as store:  # a restart: the window starts empty
-        for batch in batches[len(batches) // 2:]:
+def test_one_row_per_trace_when_hashes_collide(tmp_path: Path) -> None:
+    batches = _batches(5, traces=40, size=7)
+    with Store(tmp_path / "collide.duckdb", trace_hash_bits=3) as store:
+        for batch in batches:
             store.write_spans_sync(batch)
         assert store.stats().traces_exact_retries > 0
         assert _traces(store) == _expected(batches)
+
+
+def test_after_a_restart_the_index_is_read_from_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "restart.duckdb"
+    batches = _batches(3)
+    with Store(path) as store:
+        for batch in batches[: len(batches) // 2]:
+            store.write_spans_sync(batch)
+    with Store(path) as store:  # a restart: the index is loaded, not empty
+        for batch in batches[len(batches) // 2:]:
+            store.write_spans_sync(batch)
+        assert store.stats().traces_exact_retries == 0
+        assert _traces(store) == _expected(batches)
+        assert store.read("SELECT count(*) AS n FROM traces")[0]["n"] == 12
 
 
 def test_a_resent_batch_keeps_spans_single(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ def write_recompute(
         try:
             conn.execute(
                 f"UPDATE traces SET {totals} FROM __tracescore_traces n "
-                "WHERE traces.trace_id = n.trace_id"
+                "WHERE traces.trace_id = n.trace_id AND traces.first_received_at >= ?",
+                [since],
             )
         finally:
             unregister_quietly(conn, "__tracescore_traces")

@@ -203,7 +203,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scores": ("score_id",),
     "judge_executions": ("execution_id",),
     "scoring_decisions": ("trace_id", "span_id", "scorer_id", "scorer_version"),
-    "traces": ("trace_id",),
+    "traces": ("trace_id",),  # no index since schema 6: the writer keeps it unique
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
     **DATASET_PRIMARY_KEYS,
@@ -281,6 +281,18 @@ def _unkey_spans() -> list[str]:
     ]
 
 
+def _unkey_traces() -> list[str]:
+    """Migration 6: ``traces`` rebuilt without its primary-key index (the writer keeps one row
+    per trace with its own index, ``_trace_index.py``), rows in arrival order so row groups
+    stay narrow in ``first_received_at``."""
+    return [
+        _create_table("traces", keyed=False, as_name="traces_v6"),
+        "INSERT INTO traces_v6 SELECT * FROM traces ORDER BY first_received_at",
+        "DROP TABLE traces",
+        "ALTER TABLE traces_v6 RENAME TO traces",
+    ]
+
+
 Migration = tuple[int, str, Callable[[], Sequence[str]]]
 
 MIGRATIONS: list[Migration] = [
@@ -317,6 +329,8 @@ MIGRATIONS: list[Migration] = [
      dataset_statements),
     (5, "spans without a primary-key index (the writer checks keys against recent arrivals)",
      _unkey_spans),
+    (6, "traces without a primary-key index (the writer keeps one row per trace)",
+     _unkey_traces),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

@@ -6,9 +6,9 @@ Two writers keep it, both on the single writer thread:
 - ``TracesMaintainer`` runs inside every span commit (the writer's hook): it aggregates the
   committed batch by trace (cost: the batch, never the ``spans`` table) and folds the
   span-derived columns (start, end, span and error counts, root span, arrival times) into
-  ``traces``, so a new trace shows up at once; a window of recent trace ids keeps that cost
-  flat as the table grows (see the class). A re-sent span is counted again here until the
-  next recompute.
+  ``traces``, so a new trace shows up at once; the writer's index of stored traces
+  (``_trace_index.py``, in place of a key index) keeps that cost flat as the table grows. A
+  re-sent span is counted again here until the next recompute.
 - ``tracescore.live``'s totals maintainer, when a trace is ready (root ended and quiet, or
   waited long enough), recomputes the trace from its spans: exact span-derived columns, the
   totals, and its ``model_calls`` rows (``_model_calls.py``). Its ``totals_received_at`` is the
@@ -20,9 +20,9 @@ Two writers keep it, both on the single writer thread:
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
+from ._trace_index import HASH_SQL, NOT_STORED, TraceIndex, from_micros, to_micros
 from ._views import registered
 
 TRACES: tuple[tuple[str, str], ...] = (
@@ -115,15 +115,11 @@ _FOLD = """
 """
 """How a batch's aggregate (``{new}``) folds into a stored ``traces`` row."""
 
-_BATCH_AGGREGATE = _AGGREGATE.format(
-    first="?::TIMESTAMP", last="?::TIMESTAMP", source="{source}")
-
-_MERGE = f"""
-INSERT INTO traces ({_COLUMNS})
-{_BATCH_AGGREGATE}
-ON CONFLICT (trace_id) DO UPDATE SET {_FOLD.format(new="excluded")}
-RETURNING trace_id, first_received_at
+_BATCH_AGGREGATE = f"""
+SELECT *, {HASH_SQL} AS trace_hash FROM ({_AGGREGATE.format(
+    first="?::TIMESTAMP", last="?::TIMESTAMP", source="{source}")})
 """
+"""The batch registered as ``{source}`` aggregated by trace, with each trace id's hash."""
 
 _UPDATE_KNOWN = f"""
 UPDATE traces SET {_FOLD.format(new="x")}
@@ -131,37 +127,58 @@ FROM {{source}} x
 WHERE traces.trace_id = x.trace_id AND traces.first_received_at >= ?
 """
 
+_UPDATE_ANY = f"""
+UPDATE traces SET {_FOLD.format(new="x")}
+FROM {{source}} x
+WHERE traces.trace_id = x.trace_id
+RETURNING traces.trace_id, traces.first_received_at
+"""
+
 _INSERT_NEW = f"INSERT INTO traces ({_COLUMNS}) SELECT {_COLUMNS} FROM {{source}}"
 
-RECENT_TRACES = 100_000
-"""How many recently inserted trace ids ``TracesMaintainer`` remembers (~20 MB)."""
+_INSERT_MISSING = (f"INSERT INTO traces ({_COLUMNS}) SELECT {_COLUMNS} FROM {{source}} "
+                   "WHERE NOT list_contains(?::VARCHAR[], trace_id)")
+
+_BATCH_VIEW = "__tracescore_trace_batch"
 
 
 class TracesConflict(Exception):
-    """A batch's trace was not where the recent-ids window said; the writer runs the
-    transaction again with ``exact=True`` (the ``ON CONFLICT`` upsert)."""
+    """A batch's trace was not where the trace index said; the writer runs the transaction
+    again with ``exact=True`` (which finds the batch's stored traces by reading the table)."""
 
 
 class TracesMaintainer:
     """Writer hook: fold each committed span batch into ``traces`` (writer thread only).
 
-    DuckDB's ``INSERT … ON CONFLICT DO UPDATE`` costs ~25–35 µs per span at 10 M stored
-    spans (~2 µs on an empty database), so the common case avoids it. The batch is
-    aggregated by trace (its own rows only); traces this writer inserted recently (a bounded
-    window of ids with their ``first_received_at``) are updated with a plain ``UPDATE``
-    restricted to rows first received since the oldest of them (``first_received_at`` never
-    changes once a row exists, and rows are stored in arrival order, so DuckDB skips older
-    row groups by their min/max); the others take a plain ``INSERT``. A trace the window
-    does not know that is stored after all (arrived before a restart, or evicted from the
-    window) makes the INSERT fail on the key: ``TracesConflict``, and the writer runs the
-    transaction again with ``exact=True``, the upsert, which is always right. The window
-    learns a commit's traces only after that commit (``committed``).
+    ``traces`` has no key index (``_trace_index.py`` says why); this hook keeps one row per
+    trace. The batch is aggregated by trace (its own rows only). The ``TraceIndex`` tells which
+    of its traces are stored and since when: those are updated with a plain ``UPDATE``
+    restricted to rows first received since the earliest of them (``first_received_at`` never
+    changes once a row exists, and rows are stored in arrival order, so DuckDB skips older row
+    groups by their min/max); the rest, which the table cannot hold, take a plain ``INSERT``.
+    When the UPDATE misses a trace the index claimed (two ids sharing a hash),
+    ``TracesConflict`` makes the writer run the transaction again with ``exact=True``: an
+    UPDATE joined against the whole table, then an INSERT of the traces it did not find,
+    which is always right. The index is read from the table when the store opens (``load``;
+    after the writer reopened the database, inside the next transaction) and learns a commit's
+    traces only after that commit (``committed``).
     """
 
-    def __init__(self, window: int = RECENT_TRACES) -> None:
-        self.window = window
-        self._recent: dict[str, Any] = {}
-        self._staged: list[tuple[str, Any]] = []
+    def __init__(self, *, hash_bits: int = 64) -> None:
+        self.index = TraceIndex(hash_bits=hash_bits)
+        self._loaded = False
+        self._staged: tuple[Any, Any] | None = None
+
+    def load(self, conn: Any) -> None:
+        """Read which traces ``conn``'s table holds (about 0.3 s for 1.7 M traces)."""
+        self.index.load(conn)
+        self._loaded = True
+
+    def reopened(self) -> None:
+        """The writer reopened the database: read the index from it again before the next
+        batch (a commit that failed may or may not have been kept)."""
+        self._loaded = False
+        self._staged = None
 
     def __call__(self, conn: Any, view: str, received_at: Any, *, exact: bool = False) -> Any:
         """Fold the span batch registered as ``view`` into ``traces`` (inside its transaction,
@@ -169,66 +186,65 @@ class TracesMaintainer:
         the earliest ``first_received_at`` of the batch's traces that were already stored
         (None when all are new): no stored span of those traces arrived before it, which
         bounds the writer's duplicate check (``_span_dedupe.py``)."""
-        import duckdb
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        self._staged = []
-        since = None
-        if exact:
-            rows = conn.execute(_MERGE.format(source=view), [received_at, received_at])
-            self._staged = [(trace_id, first) for trace_id, first in rows.fetchall()]
-            earlier = [first for _, first in self._staged if first != received_at]
-            return min(earlier) if earlier else None
+        self._staged = None
+        if not self._loaded:
+            self.load(conn)
         batch = conn.sql(_BATCH_AGGREGATE.format(source=view),
                          params=[received_at, received_at]).to_arrow_table()
-        recent = self._recent
-        ids = batch.column("trace_id").to_pylist()
-        known = [trace_id in recent for trace_id in ids]
-        name = "__tracescore_trace_batch"
-        try:
-            if any(known):
-                import pyarrow as pa
-                import pyarrow.compute as pc
-
-                mask = pa.array(known)
-                updates = batch.filter(mask)
-                since = min(recent[trace_id] for trace_id, seen in zip(ids, known, strict=True)
-                            if seen)
-                with registered(conn, name, updates):
-                    done = conn.execute(_UPDATE_KNOWN.format(source=name), [since]).fetchone()
-                if not done or int(done[0]) != updates.num_rows:
-                    raise TracesConflict("a recent trace was not found where it was stored")
-                batch = batch.filter(pc.invert(mask))
-            if batch.num_rows:
-                with registered(conn, name, batch):
-                    conn.execute(_INSERT_NEW.format(source=name))
-        except duckdb.ConstraintException as exc:
-            raise TracesConflict(str(exc)) from None
-        self._staged = [(trace_id, received_at)
-                        for trace_id in batch.column("trace_id").to_pylist()]
+        hashes = self.index.masked(batch.column("trace_hash").to_numpy())
+        now = to_micros(received_at)
+        if exact:
+            with registered(conn, _BATCH_VIEW, batch):
+                found = conn.execute(_UPDATE_ANY.format(source=_BATCH_VIEW)).fetchall()
+                conn.execute(_INSERT_MISSING.format(source=_BATCH_VIEW),
+                             [[trace_id for trace_id, _ in found]])
+            stored = {trace_id: first for trace_id, first in found}
+            firsts = [to_micros(stored[trace_id]) if trace_id in stored else now
+                      for trace_id in batch.column("trace_id").to_pylist()]
+            self._staged = (hashes, firsts)
+            return min(stored.values()) if stored else None
+        firsts = self.index.firsts(hashes)
+        known = firsts != NOT_STORED
+        since = None
+        if known.any():
+            since = from_micros(int(firsts[known].min()))
+            mask = pa.array(known)
+            updates = batch.filter(mask)
+            with registered(conn, _BATCH_VIEW, updates):
+                done = conn.execute(_UPDATE_KNOWN.format(source=_BATCH_VIEW),
+                                    [since]).fetchone()
+            if not done or int(done[0]) != updates.num_rows:
+                raise TracesConflict("a trace the index holds was not found where it was stored")
+            batch = batch.filter(pc.invert(mask))
+        if batch.num_rows:
+            with registered(conn, _BATCH_VIEW, batch):
+                conn.execute(_INSERT_NEW.format(source=_BATCH_VIEW))
+        self._staged = (hashes[~known], np.full(int((~known).sum()), now, dtype=np.int64))
         return since
 
     def committed(self) -> None:
-        """The transaction of the last call committed: remember its traces."""
-        recent = self._recent
-        for trace_id, first in self._staged:
-            recent.setdefault(trace_id, first)
-        self._staged = []
-        excess = len(recent) - self.window
-        if excess > 0:
-            for trace_id in list(itertools.islice(recent, excess)):
-                del recent[trace_id]
+        """The transaction of the last call committed: the index learns its new traces."""
+        if self._staged is not None:
+            self.index.add(*self._staged)
+        self._staged = None
 
 
 def exact_update_sql() -> str:
     """An UPDATE setting the span-derived columns of the traces listed in parameter 2 to their
-    exact values, over their spans received at or after parameter 1 (a pruned read)."""
+    exact values, over their spans received at or after parameter 1 (a pruned read; the
+    traces' ``first_received_at`` is at or after it too, so their rows are a pruned read)."""
     select = _AGGREGATE.format(
         first="min(received_at)",
         last="max(received_at)",
-        source="spans WHERE received_at >= ? AND list_contains(?::VARCHAR[], trace_id)",
+        source="spans WHERE received_at >= $1 AND list_contains($2::VARCHAR[], trace_id)",
     )
     assign = ", ".join(f"{name} = x.{name}" for name in SPAN_DERIVED)
-    return f"UPDATE traces SET {assign} FROM ({select}) x WHERE traces.trace_id = x.trace_id"
+    return (f"UPDATE traces SET {assign} FROM ({select}) x WHERE traces.trace_id = x.trace_id "
+            "AND traces.first_received_at >= $1")
 
 
 def fill_from_spans_sql() -> str:
@@ -241,7 +257,6 @@ def fill_from_spans_sql() -> str:
 
 
 __all__ = [
-    "RECENT_TRACES",
     "SPAN_DERIVED",
     "STALE_PREDICATE",
     "TOTALS",

@@ -22,7 +22,8 @@ before the insert, with the batch registered as ``view``, and ``span_hook.commit
 its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``). It returns the
 earliest arrival a stored span of the batch's traces can have (None: every trace is new), which
 bounds the duplicate check below. A hook that raises ``TracesConflict`` gets the transaction
-run again with ``exact=True`` (``WriterStats.traces_exact_retries``).
+run again with ``exact=True`` (``WriterStats.traces_exact_retries``); after a reopen the writer
+calls ``span_hook.reopened()``.
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
@@ -92,6 +93,9 @@ class SpanHook(Protocol):
 
     def committed(self) -> None:
         """The transaction of the last call committed."""
+
+    def reopened(self) -> None:
+        """The writer reopened the database (after a fatal error): forget what was learnt."""
 
 
 @dataclass(slots=True)
@@ -437,6 +441,8 @@ class Writer:
             with self._cond:
                 self._cond.wait(self._retry_after_s)
             return
+        if self._span_hook is not None:
+            self._span_hook.reopened()
         with self._cond:
             self.unavailable = None
         self.stats.reopens += 1
