@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tracescore.store import SCHEMA_VERSION, Store
 
@@ -112,6 +113,27 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
         assert store.read("SELECT experiment_id FROM scores") == [{"experiment_id": "e1"}]
 
 
+def _keyed_as_before(path: Path, table: str, create: str, *, version: int) -> None:
+    """Make ``path`` look as it did before migration ``version``: ``table`` rebuilt with
+    ``create`` (its old statement, with the primary key) and the later versions unrecorded."""
+    import duckdb
+
+    conn = duckdb.connect(str(path))
+    conn.execute("DELETE FROM schema_version WHERE version >= ?", [version])
+    conn.execute(f"CREATE TABLE {table}_old AS SELECT * FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table} SELECT * FROM {table}_old")
+    conn.execute(f"DROP TABLE {table}_old")
+    assert _primary_keys(conn, table) == 1
+    conn.close()
+
+
+def _primary_keys(conn: Any, table: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? "
+                            "AND constraint_type = 'PRIMARY KEY'", [table]).fetchone()[0])
+
+
 def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
     tmp_path: Path,
 ) -> None:
@@ -127,24 +149,14 @@ def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
     with Store(path) as store:  # a database of today's schema, with three spans
         body = traces_request(3, trace_id=b"\x05" * 16).SerializeToString()
         store.write_spans_sync(decode_traces_protobuf(body))
-    conn = duckdb.connect(str(path))  # as version 4 left it: spans keyed
-    conn.execute("DELETE FROM schema_version WHERE version >= 5")
-    conn.execute("CREATE TABLE spans_v4 AS SELECT * FROM spans")
-    conn.execute("DROP TABLE spans")
-    conn.execute(MIGRATIONS[0][2]()[0])  # migration 1: CREATE TABLE spans with its key
-    conn.execute("INSERT INTO spans SELECT * FROM spans_v4")
-    conn.execute("DROP TABLE spans_v4")
-    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'spans' "
-                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
-    conn.close()
+    _keyed_as_before(path, "spans", MIGRATIONS[0][2]()[0], version=5)  # migration 1's table
     with Store(path) as store:
         assert store.schema_version == SCHEMA_VERSION
         assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
         store.write_spans_sync(decode_traces_protobuf(body))
         assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 3}]
     conn = duckdb.connect(str(path))
-    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'spans' "
-                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (0,)
+    assert _primary_keys(conn, "spans") == 0
     conn.close()
 
 
@@ -166,16 +178,7 @@ def test_a_version_5_database_loses_the_traces_key_index_and_keeps_one_row_per_t
     with Store(path) as store:
         store.write_spans_sync(decode_traces_protobuf(first))
         store.write_spans_sync(decode_traces_protobuf(other))
-    conn = duckdb.connect(str(path))  # as version 5 left it: traces keyed
-    conn.execute("DELETE FROM schema_version WHERE version >= 6")
-    conn.execute("CREATE TABLE traces_v5 AS SELECT * FROM traces")
-    conn.execute("DROP TABLE traces")
-    conn.execute(MIGRATIONS[1][2]()[1])  # migration 2: CREATE TABLE traces with its key
-    conn.execute("INSERT INTO traces SELECT * FROM traces_v5")
-    conn.execute("DROP TABLE traces_v5")
-    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'traces' "
-                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
-    conn.close()
+    _keyed_as_before(path, "traces", MIGRATIONS[1][2]()[1], version=6)  # migration 2's table
     late = traces_request(1, trace_id=b"\x06" * 16).SerializeToString()
     with Store(path) as store:
         assert store.schema_version == SCHEMA_VERSION
@@ -186,6 +189,5 @@ def test_a_version_5_database_loses_the_traces_key_index_and_keeps_one_row_per_t
         assert store.read("SELECT count(*) AS n FROM spans") == [{"n": 6}]
         assert store.stats().traces_exact_retries == 0
     conn = duckdb.connect(str(path))
-    assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'traces' "
-                        "AND constraint_type = 'PRIMARY KEY'").fetchone() == (0,)
+    assert _primary_keys(conn, "traces") == 0
     conn.close()
