@@ -275,7 +275,9 @@ def bench_http(
           f"(~{acknowledged / max(1, health['writer']['commits']):,.0f} spans each)")
 
 
-def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, float]:
+def in_process(
+    db: Path, seconds: float, *, inflight: int = 8, reference: bool = False
+) -> dict[str, float]:
     """Decode + store write of ``bench_ingest``'s 512-span bodies in this process, no HTTP.
 
     The main thread decodes (fresh trace ids every body), builds the Arrow table (as the
@@ -288,7 +290,7 @@ def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, floa
     """
     import dataclasses
 
-    from tracescore.ingest import decode_traces_protobuf
+    from tracescore.ingest import decode_spans_arrow, decode_traces_protobuf
     from tracescore.store import Store, arrow_span_table
 
     body, placeholders = build_body(99)
@@ -302,9 +304,13 @@ def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, floa
         while time.perf_counter() - began < seconds:
             payload = fresh(body, placeholders)
             t0 = time.perf_counter()
-            batch = decode_traces_protobuf(payload)
-            t1 = time.perf_counter()
-            table = arrow_span_table(batch)  # as the server's decode thread does (large bodies)
+            if reference:
+                batch = decode_traces_protobuf(payload)
+                t1 = time.perf_counter()
+                table = arrow_span_table(batch)
+            else:  # as the server's decode thread does for a large body (columnar decoder)
+                table = decode_spans_arrow(payload, "protobuf", None).arrow_table
+                t1 = time.perf_counter()
             decode_s += t1 - t0
             arrow_s += time.perf_counter() - t1
             futures.append(store.submit_spans(table))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._batch import LogBatch, SpanBatch
+from ._columnar import decode_traces_columnar
 from ._decode import Encoding, Signal, decode_request
 from ._limits import MAX_ATTRIBUTE_BYTES
 
@@ -79,9 +80,18 @@ def decode_spans_arrow(
     max_attribute_bytes: int = MAX_ATTRIBUTE_BYTES,
 ) -> DecodedSpans:
     """Decode a traces body straight to the Arrow table the store inserts (in the calling
-    thread), so the single writer thread only concatenates and inserts."""
+    thread), so the single writer thread only concatenates and inserts.
+
+    A protobuf body goes through the columnar decoder (``_columnar.py``) when it can take it,
+    else through the reference decoder; both give the same table."""
     from tracescore.store import arrow_span_table
 
+    if encoding == "protobuf":
+        decoded = decode_traces_columnar(
+            body, project=project, max_attribute_bytes=max_attribute_bytes)
+        if decoded is not None:
+            table, projects = decoded
+            return DecodedSpans(table, 0, "", projects)
     batch = decode_request(
         body,
         encoding=encoding,
