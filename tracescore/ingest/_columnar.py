@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any
 
 import orjson
+from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 from ._limits import MAX_ATTRIBUTE_BYTES, MAX_TIME_UNIX_NANO, dumps_attributes, dumps_items
 from ._protobuf import KIND_NAMES, STATUS_NAMES, any_value, resource_fields
@@ -38,17 +39,15 @@ class _Unsupported(Exception):
 
 @functools.cache
 def _handler() -> Any:
-    """The ptars handler for ``ExportTraceServiceRequest``; None without ptars."""
+    """The ptars handler for the pruned ``ExportTraceServiceRequest``; None without ptars."""
     try:
         from ptars import HandlerPool
     except ImportError:
         return None
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
+    from ._columnar_schema import request_descriptor
 
-    pool = HandlerPool([ExportTraceServiceRequest.DESCRIPTOR.file])
-    return pool.get_for_message(ExportTraceServiceRequest.DESCRIPTOR)
+    descriptor = request_descriptor()
+    return HandlerPool([descriptor.file]).get_for_message(descriptor)
 
 
 def decode_traces_columnar(
@@ -209,21 +208,25 @@ def _resources(resources: Any, project: str | None, cap: int) -> tuple[list[str]
 
 
 def _plain(value: dict[str, Any]) -> Any:
-    """One AnyValue (a ptars row, nested values still serialized) as ``any_value`` gives it;
-    raises ``ValueTooDeep``."""
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-
+    """One AnyValue (a ptars row; arrays and key-value lists still serialized) as
+    ``any_value`` gives it; raises ``ValueTooDeep``."""
     for name in ("string_value", "bool_value", "int_value", "double_value",
                  "string_value_strindex"):
         if value.get(name) is not None:
             return value[name]
     if value.get("bytes_value") is not None:
         return base64.b64encode(value["bytes_value"]).decode("ascii")
-    if value.get("array_value") is not None:
-        return [any_value(AnyValue.FromString(item), 1) for item in value["array_value"]["values"]]
-    if value.get("kvlist_value") is not None:
-        pairs = [KeyValue.FromString(item) for item in value["kvlist_value"]["values"]]
-        return {pair.key: any_value(pair.value, 1) for pair in pairs}
+    from opentelemetry.proto.common.v1.common_pb2 import ArrayValue, KeyValueList
+
+    try:
+        if value.get("array_value") is not None:
+            array = ArrayValue.FromString(value["array_value"])
+            return [any_value(item, 1) for item in array.values]
+        if value.get("kvlist_value") is not None:
+            pairs = KeyValueList.FromString(value["kvlist_value"]).values
+            return {pair.key: any_value(pair.value, 1) for pair in pairs}
+    except ProtobufDecodeError:  # invalid UTF-8 inside: the reference's lenient parse
+        raise _Unsupported() from None
     return None
 
 
