@@ -184,3 +184,52 @@ def test_empty_truncated_and_logs_bodies_go_to_the_reference() -> None:
     assert decode_traces_columnar(body[: len(body) // 2]) is None
     logs = logs_request(os.urandom(16), os.urandom(8)).SerializeToString()
     assert decode_traces_columnar(logs) is None
+
+
+def test_invalid_utf8_inside_an_array_goes_to_the_lenient_reference() -> None:
+    request = traces_request(2)
+    values = _span(request).attributes.add(key="list").value.array_value.values
+    values.add().string_value = "MARKER"
+    body = request.SerializeToString().replace(b"MARKER", b"\xff\xfeok!!")
+    _hand_back(body)
+    assert decode_traces_protobuf(body).to_dicts()[0]["attributes"]["list"] == ["\ufffd\ufffdok!!"]
+
+
+def test_invalid_utf8_in_a_field_not_stored_changes_nothing() -> None:
+    # trace_state is not stored: upb refuses the body (the reference re-parses it leniently),
+    # ptars skips the field; the stored rows are the same.
+    request = traces_request(2)
+    _span(request).trace_state = "MARKER"
+    body = request.SerializeToString().replace(b"MARKER", b"\xff\xfeok!!")
+    assert_same_rows(body)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (tag, varint length, payload)."""
+    head, size = bytearray([number << 3 | 2]), len(payload)
+    while size >= 0x80:
+        head.append(size & 0x7F | 0x80)
+        size >>= 7
+    head.append(size)
+    return bytes(head) + payload
+
+
+def test_two_members_of_a_value_on_the_wire_keep_the_last_as_upb_does() -> None:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    request = traces_request(2)
+    value = AnyValue(string_value="first").SerializeToString()
+    value += AnyValue(int_value=3).SerializeToString()
+    spans = request.resource_spans[0].scope_spans[0]
+    # Built by hand: upb would keep only one member if it serialized the message itself.
+    span_bytes = spans.spans[0].SerializeToString() + _field(9, _field(1, b"twice") +
+                                                              _field(2, value))
+    scope_bytes = _field(1, spans.scope.SerializeToString()) + _field(2, span_bytes)
+    scope_bytes += _field(2, spans.spans[1].SerializeToString())
+    resource = request.resource_spans[0].resource.SerializeToString()
+    body = _field(1, _field(1, resource) + _field(2, scope_bytes))
+    reference = decode_traces_protobuf(body)
+    assert len(reference) == 2
+    assert reference.to_dicts()[0]["attributes"]["twice"] == 3
+    decoded = decode_spans_arrow(body, "protobuf", None)
+    assert _columns(decoded.arrow_table) == _columns(arrow_span_table(reference))

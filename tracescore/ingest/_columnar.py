@@ -25,12 +25,9 @@ from collections import Counter
 from typing import Any
 
 import orjson
-from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 from ._limits import MAX_ATTRIBUTE_BYTES, MAX_TIME_UNIX_NANO, dumps_attributes, dumps_items
 from ._protobuf import KIND_NAMES, STATUS_NAMES, any_value, resource_fields
-
-_HEX = None
 
 
 class _Unsupported(Exception):
@@ -141,8 +138,8 @@ def _span_table(record_batch: Any, project: str | None, cap: int) -> tuple[Any, 
             "status_message": _empty_to_null(status["message"]),
             "attributes": pa.array(attributes, json_text),
             "resource_attributes": per_span(resource_json, span_resource, json_text),
-            "events": pa.array(events, json_text),
-            "links": pa.array(links, json_text),
+            "events": events,
+            "links": links,
             "scope_name": per_span(scope_names, span_scope),
             "scope_version": per_span(scope_versions, span_scope),
         }
@@ -156,14 +153,16 @@ def _span_table(record_batch: Any, project: str | None, cap: int) -> tuple[Any, 
 
 
 def _empty_to_null(strings: Any) -> Any:
+    """A string column with '' as NULL (as the reference's ``x or None``)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    lengths = np.diff(_list_offsets(strings))
+    if not lengths.any():
+        return pa.nulls(len(strings), pa.string())
     return pc.if_else(pc.equal(pc.fill_null(strings, ""), ""), pa.scalar(None, pa.string()),
                       strings)
-
-
-_HEX_DIGITS: Any = None
 
 
 def _ids(ids: Any, width: int, *, optional: bool = False) -> Any:
@@ -173,11 +172,8 @@ def _ids(ids: Any, width: int, *, optional: bool = False) -> Any:
     import numpy as np
     import pyarrow as pa
 
-    global _HEX_DIGITS
-    if _HEX_DIGITS is None:
-        _HEX_DIGITS = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
-    _, offsets_buffer, data_buffer = ids.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int32)[ids.offset : ids.offset + len(ids) + 1]
+    data_buffer = ids.buffers()[2]
+    offsets = _list_offsets(ids)
     lengths = np.diff(offsets)
     empty = lengths == 0
     if not ((lengths == width) | (optional & empty)).all():
@@ -187,7 +183,7 @@ def _ids(ids: Any, width: int, *, optional: bool = False) -> Any:
                                                                                        np.uint8)
     if not data.reshape(-1, width).any(axis=1).all():
         raise _Unsupported()
-    text = pa.py_buffer(_HEX_DIGITS[data].tobytes())
+    text = pa.py_buffer(data.tobytes().hex().encode("ascii"))
     hex_offsets = pa.py_buffer(((offsets - first) * 2).astype(np.int32))
     validity = None
     if optional and empty.any():
@@ -216,6 +212,7 @@ def _plain(value: dict[str, Any]) -> Any:
             return value[name]
     if value.get("bytes_value") is not None:
         return base64.b64encode(value["bytes_value"]).decode("ascii")
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
     from opentelemetry.proto.common.v1.common_pb2 import ArrayValue, KeyValueList
 
     try:
@@ -237,24 +234,26 @@ def _values(values: Any) -> list[Any]:
     and bytes are parsed again by upb and converted by the reference ``any_value``.
     """
     import numpy as np
-    import pyarrow.compute as pc
 
-    names = ("string_value", "bool_value", "int_value", "double_value", "array_value",
-             "kvlist_value", "bytes_value", "string_value_strindex")
-    members = _children(values)
-    valid = {name: pc.is_valid(array).to_numpy(zero_copy_only=False)
+    count = len(values)
+    members = {name: array for name, array in _children(values).items()
+               if array.null_count < count}  # the kinds present in this body
+    strings = members.pop("string_value", None)
+    out: list[Any] = strings.to_pylist() if strings is not None else [None] * count
+    if not members:
+        return out
+    valid = {name: array.is_valid().to_numpy(zero_copy_only=False)
              for name, array in members.items()}
     set_count = sum(mask.astype(np.int8) for mask in valid.values())
-    if len(values) and int(set_count.max()) > 1:  # two oneof members on the wire: upb keeps one
+    if strings is not None:
+        set_count = set_count + strings.is_valid().to_numpy(zero_copy_only=False)
+    if int(set_count.max()) > 1:  # two members of the oneof on the wire: upb keeps one
         raise _Unsupported()
-    out: list[Any] = members["string_value"].to_pylist()
-    rest = (name for name in names[1:] if valid[name].any())
-    for name in rest:
-        positions = np.flatnonzero(valid[name]).tolist()
-        present = pc.filter(members[name], valid[name]).to_pylist()
+    for name, array in members.items():
+        present = array.drop_null().to_pylist()
         if name in ("array_value", "kvlist_value", "bytes_value"):
             present = [_plain({name: item}) for item in present]
-        for position, item in zip(positions, present, strict=True):
+        for position, item in zip(np.flatnonzero(valid[name]).tolist(), present, strict=True):
             out[position] = item
     return out
 
@@ -275,6 +274,7 @@ def _key_values(pairs: list[dict[str, Any]] | None) -> dict[str, Any]:
 
 def _attributes_json(attribute_lists: Any, cap: int) -> list[bytes | str]:
     """The ``attributes`` JSON text of each span (capped as the reference caps it)."""
+    import numpy as np
     import pyarrow.compute as pc
 
     from ._limits import ValueTooDeep
@@ -285,44 +285,47 @@ def _attributes_json(attribute_lists: Any, cap: int) -> list[bytes | str]:
         values = _values(pairs["value"])
     except ValueTooDeep:
         raise _Unsupported() from None
-    dumps = orjson.dumps
-    texts: list[bytes | str] = []
-    for begin, end in itertools.pairwise(_offsets(attribute_lists)):
-        attributes = dict(zip(keys[begin:end], values[begin:end], strict=True))
-        text = dumps(attributes)
-        texts.append(text if len(text) <= cap else dumps_attributes(attributes, cap))
+    # One dict per span, built and serialized by C-level iteration (the loop of this path).
+    lengths = np.diff(_list_offsets(attribute_lists)).tolist()
+    key_items, value_items = iter(keys), iter(values)
+    islice, repeat = itertools.islice, itertools.repeat
+    dicts = list(map(dict, map(zip, map(islice, repeat(key_items), lengths),
+                               map(islice, repeat(value_items), lengths))))
+    texts: list[bytes | str] = list(map(orjson.dumps, dicts))
+    for index, text in enumerate(texts):
+        if len(text) > cap:  # cut over-long strings as the reference does
+            texts[index] = dumps_attributes(dicts[index], cap)
     return texts
 
 
-def _offsets(lists: Any) -> list[int]:
-    """Where each list starts in its flattened values, plus the end."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return list(offsets.tolist())
-
-
-def _events_links(spans: Any, cap: int) -> tuple[list[str], list[str]]:
+def _events_links(spans: Any, cap: int) -> tuple[Any, Any]:
     """``events`` and ``links`` JSON text of each span (most have neither: ``[]``)."""
     import numpy as np
-    import pyarrow.compute as pc
+    import pyarrow as pa
 
     count = len(spans["name"])
     columns = []
     for name in ("events", "links"):
-        texts = ["[]"] * count
         lists = spans[name]
-        has = pc.greater(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-        positions = np.flatnonzero(has).tolist()
-        if positions:
-            rows = pc.take(lists, positions).to_pylist()
-            for position, items in zip(positions, rows, strict=True):
-                texts[position] = dumps_items([_item(name, item) for item in items], cap)
-        columns.append(texts)
+        lengths = np.diff(_list_offsets(lists))
+        if not lengths.any():
+            columns.append(pa.repeat(pa.scalar("[]", pa.json_()), count))
+            continue
+        texts = ["[]"] * count
+        positions = np.flatnonzero(lengths).tolist()
+        rows = lists.take(pa.array(positions, pa.int64())).to_pylist()
+        for position, items in zip(positions, rows, strict=True):
+            texts[position] = dumps_items([_item(name, item) for item in items], cap)
+        columns.append(pa.array(texts, pa.json_()))
     return columns[0], columns[1]
+
+
+def _list_offsets(lists: Any) -> Any:
+    """The offsets of a list array as numpy (its slice offset applied)."""
+    import numpy as np
+
+    raw = np.frombuffer(lists.buffers()[1], np.int32)
+    return raw[lists.offset : lists.offset + len(lists) + 1]
 
 
 def _item(kind: str, item: dict[str, Any]) -> dict[str, Any]:
