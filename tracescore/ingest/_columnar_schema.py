@@ -38,29 +38,14 @@ _SERIALIZED = {"array_value", "kvlist_value"}
 @functools.cache
 def request_descriptor() -> Any:
     """The pruned ``ExportTraceServiceRequest`` descriptor (in a private descriptor pool)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
-    pool = descriptor_pool.DescriptorPool()
-    added: set[str] = set()
-
-    def add(file_descriptor: Any) -> None:
-        if file_descriptor.name in added:
-            return
-        for dependency in file_descriptor.dependencies:
-            add(dependency)
-        proto = descriptor_pb2.FileDescriptorProto()
-        file_descriptor.CopyToProto(proto)
-        for message in proto.message_type:
-            _prune(message)
-        pool.Add(proto)
-        added.add(file_descriptor.name)
+    from ._descriptors import edited_pool
 
     root = ExportTraceServiceRequest.DESCRIPTOR
-    add(root.file)
-    return pool.FindMessageTypeByName(root.full_name)
+    return edited_pool(root.file, _prune).FindMessageTypeByName(root.full_name)
 
 
 def _prune(message: Any) -> None:
