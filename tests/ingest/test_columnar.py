@@ -100,11 +100,13 @@ def test_every_value_kind_nested_values_events_and_links() -> None:
     span.events.add(name="")
     link = span.links.add(trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
     link.attributes.add(key="n").value.int_value = 5
+    span.links.add()  # a link without ids: empty hex, as the reference writes it
     other = _span(request, 1)
     other.status.code, other.status.message = 2, "boom"
     other.kind = 9  # past the enum: UNSPECIFIED, as the reference says
     other.end_time_unix_nano = 0  # no end: NULL end time and duration
     _span(request, 2).status.code = 7
+    _span(request, 2).parent_span_id = bytes(8)  # an all-zero parent is kept (as hex)
     _span(request, 2).start_time_unix_nano = 2**63 - 1  # the latest time that fits
     assert_same_rows(request.SerializeToString())
 

@@ -167,8 +167,8 @@ def _empty_to_null(strings: Any) -> Any:
 
 def _ids(ids: Any, width: int, *, optional: bool = False) -> Any:
     """Lower-case hex text of a binary id column; raises ``_Unsupported`` for an id of another
-    length than ``width`` bytes or all zeros (the reference rejects such spans). An empty
-    ``optional`` id (no parent) becomes NULL."""
+    length than ``width`` bytes, or all zeros unless ``optional`` (the reference rejects such
+    spans). An empty ``optional`` id (no parent) becomes NULL."""
     import numpy as np
     import pyarrow as pa
 
@@ -181,7 +181,7 @@ def _ids(ids: Any, width: int, *, optional: bool = False) -> Any:
     first, last = int(offsets[0]), int(offsets[-1])
     data = np.frombuffer(data_buffer, np.uint8)[first:last] if last > first else np.zeros(0,
                                                                                        np.uint8)
-    if not data.reshape(-1, width).any(axis=1).all():
+    if not optional and not data.reshape(-1, width).any(axis=1).all():
         raise _Unsupported()
     text = pa.py_buffer(data.tobytes().hex().encode("ascii"))
     hex_offsets = pa.py_buffer(((offsets - first) * 2).astype(np.int32))
