@@ -29,6 +29,9 @@ import orjson
 from ._limits import MAX_ATTRIBUTE_BYTES, MAX_TIME_UNIX_NANO, dumps_attributes, dumps_items
 from ._protobuf import KIND_NAMES, STATUS_NAMES, any_value, resource_fields
 
+_CHUNK_SPANS = 512
+"""Spans whose attribute dicts are built in one go (about a millisecond of holding the GIL)."""
+
 
 class _Unsupported(Exception):
     """The body needs the reference decoder (see the module docstring)."""
@@ -285,16 +288,23 @@ def _attributes_json(attribute_lists: Any, cap: int) -> list[bytes | str]:
         values = _values(pairs["value"])
     except ValueTooDeep:
         raise _Unsupported() from None
-    # One dict per span, built and serialized by C-level iteration (the loop of this path).
+    # One dict per span, built and serialized by C-level iteration (the loop of this path), a
+    # chunk of spans at a time: C code never lets go of the GIL, and between chunks the event
+    # loop thread gets its turn (a large body would otherwise hold it for its whole decode).
     lengths = np.diff(_list_offsets(attribute_lists)).tolist()
     key_items, value_items = iter(keys), iter(values)
     islice, repeat = itertools.islice, itertools.repeat
-    dicts = list(map(dict, map(zip, map(islice, repeat(key_items), lengths),
-                               map(islice, repeat(value_items), lengths))))
-    texts: list[bytes | str] = list(map(orjson.dumps, dicts))
-    for index, text in enumerate(texts):
-        if len(text) > cap:  # cut over-long strings as the reference does
-            texts[index] = dumps_attributes(dicts[index], cap)
+    texts: list[bytes | str] = []
+    for first in range(0, len(lengths), _CHUNK_SPANS):
+        chunk = lengths[first : first + _CHUNK_SPANS]
+        dicts = list(map(dict, map(zip, map(islice, repeat(key_items), chunk),
+                                   map(islice, repeat(value_items), chunk))))
+        encoded: list[bytes | str] = list(map(orjson.dumps, dicts))
+        if max(map(len, encoded)) > cap:
+            for index, text in enumerate(encoded):
+                if len(text) > cap:  # cut over-long strings as the reference does
+                    encoded[index] = dumps_attributes(dicts[index], cap)
+        texts.extend(encoded)
     return texts
 
 
