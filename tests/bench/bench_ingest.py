@@ -275,11 +275,15 @@ def bench_http(
           f"(~{acknowledged / max(1, health['writer']['commits']):,.0f} spans each)")
 
 
-def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, float]:
+def in_process(
+    db: Path, seconds: float, *, inflight: int = 8, reference: bool = False
+) -> dict[str, float]:
     """Decode + store write of ``bench_ingest``'s 512-span bodies in this process, no HTTP.
 
-    The main thread decodes (fresh trace ids every body), builds the Arrow table (as the
-    server's decode thread does for such a body) and submits, keeping ``inflight`` batches
+    The main thread decodes (fresh trace ids every body) straight to the Arrow table with the
+    columnar decoder, as the server's decode thread does for such a body (``reference``: the
+    reference decoder, then ``arrow_span_table``, the path before the columnar decoder, timed
+    as decode + Arrow build) and submits, keeping ``inflight`` batches
     waiting for their commit, as concurrent requests do; each batch is acknowledged after its
     commit. ``db`` may hold a background database (``bench_scale``). Prints and returns
     spans/s and where the time went, in µs per span: decode and Arrow build (main thread,
@@ -288,7 +292,7 @@ def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, floa
     """
     import dataclasses
 
-    from tracescore.ingest import decode_traces_protobuf
+    from tracescore.ingest import decode_spans_arrow, decode_traces_protobuf
     from tracescore.store import Store, arrow_span_table
 
     body, placeholders = build_body(99)
@@ -302,9 +306,13 @@ def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, floa
         while time.perf_counter() - began < seconds:
             payload = fresh(body, placeholders)
             t0 = time.perf_counter()
-            batch = decode_traces_protobuf(payload)
-            t1 = time.perf_counter()
-            table = arrow_span_table(batch)  # as the server's decode thread does (large bodies)
+            if reference:
+                batch = decode_traces_protobuf(payload)
+                t1 = time.perf_counter()
+                table = arrow_span_table(batch)
+            else:  # as the server's decode thread does for a large body (columnar decoder)
+                table = decode_spans_arrow(payload, "protobuf", None).arrow_table
+                t1 = time.perf_counter()
             decode_s += t1 - t0
             arrow_s += time.perf_counter() - t1
             futures.append(store.submit_spans(table))
@@ -337,8 +345,9 @@ def in_process(db: Path, seconds: float, *, inflight: int = 8) -> dict[str, floa
     }
     writer_us = sum(figures[name] for name in
                     ("concat_us", "insert_us", "traces_us", "commit_us", "checkpoint_us"))
-    print(f"In process (no HTTP), {SPANS_PER_REQUEST}-span bodies, {inflight} in flight, "
-          f"{seconds:g} s:")
+    decoder = "reference decoder" if reference else "columnar decoder"
+    print(f"In process (no HTTP), {SPANS_PER_REQUEST}-span bodies, {decoder}, {inflight} in "
+          f"flight, {seconds:g} s:")
     print(f"  decode+insert        {figures['spans_per_s']:>10,.0f} spans/s "
           f"({sent:,} acknowledged after commit, {stored:,} stored; "
           f"{figures['cpu_us']:.1f} µs CPU per span, both threads)")
@@ -362,13 +371,28 @@ def main() -> None:
     parser.add_argument("--decode-workers", type=int, default=0)
     parser.add_argument("--duckdb-memory", default="256MB", help="the server's duckdb_memory_limit")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--compare-decoders", type=int, default=0, metavar="ROUNDS",
+                        help="also run in_process with the reference decoder, interleaved with "
+                             "the columnar one for ROUNDS rounds, and print the medians' ratio")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if not args.skip_http:
         bench_http(args.seconds, args.clients, args.inflight, args.decode_workers,
                    args.duckdb_memory)
     work = Path(tempfile.mkdtemp(prefix="bench-in-process-"))
-    in_process(work / "in-process.duckdb", min(args.seconds, 10.0))
+    seconds = min(args.seconds, 10.0)
+    if not args.compare_decoders:
+        in_process(work / "in-process.duckdb", seconds)
+        return
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for round_index in range(args.compare_decoders):
+        for reference in (True, False):
+            db = work / f"in-process-{round_index}-{int(reference)}.duckdb"
+            rates[reference].append(in_process(db, seconds, reference=reference)["spans_per_s"])
+    columnar, old = statistics.median(rates[False]), statistics.median(rates[True])
+    print(f"in process, medians of {args.compare_decoders} interleaved rounds: columnar "
+          f"{columnar:,.0f} spans/s, reference {old:,.0f} spans/s ({columnar / old:.2f}x); "
+          f"load average now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -16,24 +16,11 @@ from ._errors import DecodeError
 
 @functools.cache
 def _lenient_class(full_name: str, root_file: Any) -> Any:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import message_factory
 
-    pool = descriptor_pool.DescriptorPool()
-    added: set[str] = set()
+    from ._descriptors import edited_pool
 
-    def add(file_descriptor: Any) -> None:
-        if file_descriptor.name in added:
-            return
-        for dependency in file_descriptor.dependencies:
-            add(dependency)
-        proto = descriptor_pb2.FileDescriptorProto()
-        file_descriptor.CopyToProto(proto)
-        for message in proto.message_type:
-            _strings_to_bytes(message)
-        pool.Add(proto)
-        added.add(file_descriptor.name)
-
-    add(root_file)
+    pool = edited_pool(root_file, _strings_to_bytes)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
 
 
