@@ -427,9 +427,10 @@ class LiveScheduler:
                 loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
                                                                 now, source)
                 writes.append(asyncio.ensure_future(self._write_new(writer, build)))
-                for trace_id in {key.trace_id for key, _ in part.pending}:
-                    # Kept for the workers' runs (the traces only scored inline are released).
-                    self._traces.put(trace_id, loaded[trace_id])
+                for trace_id, trace in loaded.items():
+                    # Kept for the workers' runs (the traces only scored inline are released;
+                    # a worker loads a trace it does not find here).
+                    self._traces.put(trace_id, trace)
                 out.decisions += part.decisions
                 out.pending += part.pending
                 out.finished += part.finished
@@ -507,17 +508,25 @@ class LiveScheduler:
         """Worker thread: expand the traces ``out`` waits on, score the inline pairs; returns
         the loaded traces, the store writer of every row of ``out`` and its builder
         (``inline_writer``)."""
+        # Trace by trace, end to end: a trace's spans, steps and runs die (``release``) before
+        # the next trace is loaded, so they never outlive a young garbage-collector generation;
+        # only the rows wait for the chunk's transaction. Kept: traces with queued pairs.
         traces = {}
+        pairs: list[Any] = []
         for trace_id in list(out.to_load):
+            first_pending, first_inline = len(out.pending), len(out.inline)
             trace = expand(out, trace_id, load, now=now, inline=self._runs_inline)
-            if trace is not None:
+            if trace is None:
+                continue
+            scored = score_inline(self, out.inline[first_inline:], {trace_id: trace},
+                                  source=source, now=now)
+            pairs += scored
+            if len(out.pending) > first_pending or any(p.decision == "pending" for p in scored):
                 traces[trace_id] = trace
-        pairs = score_inline(self, out.inline, traces, source=source, now=now)
+            else:
+                trace.release()  # done with: freed now, not by the cycle collector
         writer, build, out.finished = inline_writer(out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
-        queued = {key.trace_id for key, _ in out.pending}
-        for trace_id in [t for t in traces if t not in queued]:
-            traces.pop(trace_id).release()  # done with: freed now, not by the cycle collector
         return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
