@@ -46,6 +46,7 @@ from ._selection import (
     due_query,
     filter_check_query,
     filter_query,
+    internal_query,
     open_stats_query,
     scan_query,
 )
@@ -393,6 +394,13 @@ class LiveScheduler:
         ids = [t.trace_id for t in traces]
         decided = {(r["trace_id"], r["scorer_id"], r["scorer_version"])
                    for r in await self.read(*decided_query(ids))}
+        unchecked = [t for t in traces if t.internal is None]
+        if unchecked:
+            since = min(t.first_received for t in unchecked) - SCAN_MARGIN  # as ``expand`` loads
+            marked = {r["trace_id"] for r in await self.read(
+                *internal_query([t.trace_id for t in unchecked], since))}
+            for trace in unchecked:
+                trace.internal = trace.trace_id in marked
         matches: dict[str, set[str]] = {}
         for reg in scorers:
             if reg.filter is not None:
