@@ -64,8 +64,11 @@ logger = logging.getLogger(__name__)
 TRACE_CACHE_SIZE = 128
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
-EXPAND_CHUNK = 64
-"""Traces expanded and scored per worker-thread call; each chunk's rows are one transaction."""
+EXPAND_CHUNK = (64, 256)
+"""Traces expanded and scored per worker-thread call, at least and at most; each chunk's rows
+are one transaction. A tick's traces go in two chunks within these bounds: the first chunk's
+insert overlaps the second's Python, and each insert's fixed cost (a few milliseconds: the
+Arrow views, the statements, the commit) is shared by up to 256 traces' rows."""
 LOG_LEAD = timedelta(minutes=10)
 """How long before a trace's first span its log records may have arrived and still be loaded
 with the tick's traces (log exporters often flush before span exporters)."""
@@ -417,9 +420,9 @@ class LiveScheduler:
         score the pairs of inline scorers on the spot (``_inline``); every row has been
         committed when this returns.
 
-        The traces are loaded in one read, then expanded and scored in chunks of
-        ``EXPAND_CHUNK`` traces in a worker thread, each chunk's rows written in one
-        transaction while the next chunk is scored (the writer's insert overlaps the Python)."""
+        The traces are loaded in one read, then expanded and scored in chunks (``EXPAND_CHUNK``)
+        in a worker thread, each chunk's rows written in one transaction while the next chunk
+        is scored (the writer's insert overlaps the Python)."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
         writes: list[asyncio.Future[Any]] = []
         if out.to_load:
@@ -428,8 +431,10 @@ class LiveScheduler:
             ids = list(out.to_load)
             load = await asyncio.to_thread(self._load_many_or_fail, ids, since)
             decisions, out.decisions = out.decisions, []
-            for start in range(0, len(ids), EXPAND_CHUNK):
-                chunk = ids[start:start + EXPAND_CHUNK]
+            least, most = EXPAND_CHUNK
+            size = min(most, max(least, -(-len(ids) // 2)))
+            for start in range(0, len(ids), size):
+                chunk = ids[start:start + size]
                 part = Expansion(decisions=decisions if start == 0 else [],
                                  to_load={t: out.to_load[t] for t in chunk})
                 loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
