@@ -1,7 +1,8 @@
 """Benchmark: live scoring throughput and lag.
 
 1. Code scorers only (the three default ones): traces/s from "stored and settled" to "scored",
-   in one process on a DuckDB temp file (tick → expand → score → write-back).
+   in one process on a DuckDB temp file (tick → expand → score → write-back), with the garbage
+   collector tuned as ``tracescore serve`` tunes it (``tune_gc``).
 2. A judge scorer whose judge adds 200 ms per call (the scripted server): traces/s against
    ``concurrency``.
 3. Scoring lag under steady ingest (``lag``): a real ``tracescore serve`` receives agent traces
@@ -40,6 +41,7 @@ from tracescore.live import (  # noqa: E402
 )
 from tracescore.scorers import checks  # noqa: E402
 from tracescore.scoring import Judge, PromptStep, create_scorer  # noqa: E402
+from tracescore.server import tune_gc  # noqa: E402
 from tracescore.store import Store  # noqa: E402
 from tracescore.testing import Reply, ScriptedLLMServer  # noqa: E402
 
@@ -95,6 +97,7 @@ def bench_code_scorers(count: int) -> None:
         registry.register(tool_failures_scorer())
         registry.register(trajectory_efficiency_scorer(max_steps=20))
         live = LiveScheduler(store, registry, settings(concurrency=8))
+        tune_gc()  # as ``tracescore serve`` does once it has started
         started = time.perf_counter()
         ticks = asyncio.run(score_all(live))
         elapsed = time.perf_counter() - started

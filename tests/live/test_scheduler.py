@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from tracescore.live import ConfigError, LiveScheduler, is_sampled, score_id_for
 from tracescore.scoring import create_scorer, not_scorable
 
 from .conftest import (
+    AGENT_FIXTURE,
     clone_trace,
     fast_settings,
     fixture_traces,
@@ -219,6 +221,24 @@ async def test_tracescores_own_traces_are_never_scored(store: Any, add_traces: A
     assert [r["trace_id"] for r in store.read("SELECT trace_id FROM scores")] == normal
     [own] = [d for d in decisions(store) if d["decision"] == "filtered_out"]
     assert "tracescore.internal" in own["last_error"]
+
+
+async def test_the_internal_marker_on_any_span_of_a_trace_counts(store: Any) -> None:
+    template = fixture_traces(AGENT_FIXTURE)[0]
+    marked, unmarked, wrong_value = (clone_trace(template) for _ in range(3))
+    for rows, value in ((marked, "TRUE"), (unmarked, None), (wrong_value, "no")):
+        child = next(r for r in rows if r["parent_span_id"])
+        attributes = child["attributes"]
+        if isinstance(attributes, str):
+            attributes = json.loads(attributes)
+        child["attributes"] = {**attributes, **(
+            {} if value is None else {"tracescore.internal": value})}
+    store.write_spans_sync([*marked, *unmarked, *wrong_value])
+    await run_until_quiet(scheduler(store, counting_scorer()))
+    scored = {r["trace_id"] for r in store.read("SELECT trace_id FROM scores")}
+    assert scored == {unmarked[0]["trace_id"], wrong_value[0]["trace_id"]}
+    [own] = [d for d in decisions(store) if d["decision"] == "filtered_out"]
+    assert own["trace_id"] == marked[0]["trace_id"]
 
 
 async def test_traces_without_a_target_are_filtered_out(store: Any, add_traces: Any) -> None:

@@ -246,3 +246,22 @@ def test_row_dicts_with_invalid_json_text_are_refused_even_beside_decoded_spans(
     with pytest.raises(Exception, match="(?i)json"):
         bad_future.result(10)
     assert _count(store) == 2
+
+
+def test_recent_traces_read_many_as_one_reads_each(store: Store) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    for name in FIXTURE_DIRS:
+        store.write_spans_sync(decode_traces_protobuf(fixture_protobuf(name)))
+    trace_id, span_id = os.urandom(16), os.urandom(8)
+    store.write_logs_sync(decode_logs_protobuf(logs_request(trace_id, span_id).SerializeToString()))
+    ids = [r["trace_id"] for r in store.read("SELECT DISTINCT trace_id FROM spans")]
+    since = datetime.now(UTC).replace(tzinfo=None) - timedelta(hours=1)
+    spans, logs = store.fetch_recent_traces([*ids, trace_id.hex()], spans_since=since,
+                                            logs_since=since)
+    assert len(ids) > 10 and sorted(spans) == sorted(ids)
+    for one in ids:
+        assert spans[one] == store.fetch_trace_rows(one)  # same rows, values and order
+    assert logs == {trace_id.hex(): store.fetch_trace_logs(trace_id.hex())}
+    later = datetime.now(UTC).replace(tzinfo=None) + timedelta(hours=1)
+    assert store.fetch_recent_traces(ids, spans_since=later, logs_since=later) == ({}, {})

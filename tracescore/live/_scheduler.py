@@ -46,6 +46,7 @@ from ._selection import (
     due_query,
     filter_check_query,
     filter_query,
+    internal_query,
     open_stats_query,
     scan_query,
 )
@@ -63,8 +64,11 @@ logger = logging.getLogger(__name__)
 TRACE_CACHE_SIZE = 128
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
-EXPAND_CHUNK = 64
-"""Traces expanded and scored per worker-thread call; each chunk's rows are one transaction."""
+EXPAND_CHUNK = (64, 256)
+"""Traces expanded and scored per worker-thread call, at least and at most; each chunk's rows
+are one transaction. A tick's traces go in two chunks within these bounds: the first chunk's
+insert overlaps the second's Python, and each insert's fixed cost (a few milliseconds: the
+Arrow views, the statements, the commit) is shared by up to 256 traces' rows."""
 LOG_LEAD = timedelta(minutes=10)
 """How long before a trace's first span its log records may have arrived and still be loaded
 with the tick's traces (log exporters often flush before span exporters)."""
@@ -393,6 +397,13 @@ class LiveScheduler:
         ids = [t.trace_id for t in traces]
         decided = {(r["trace_id"], r["scorer_id"], r["scorer_version"])
                    for r in await self.read(*decided_query(ids))}
+        unchecked = [t for t in traces if t.internal is None]
+        if unchecked:
+            since = min(t.first_received for t in unchecked) - SCAN_MARGIN  # as ``expand`` loads
+            marked = {r["trace_id"] for r in await self.read(
+                *internal_query([t.trace_id for t in unchecked], since))}
+            for trace in unchecked:
+                trace.internal = trace.trace_id in marked
         matches: dict[str, set[str]] = {}
         for reg in scorers:
             if reg.filter is not None:
@@ -409,9 +420,9 @@ class LiveScheduler:
         score the pairs of inline scorers on the spot (``_inline``); every row has been
         committed when this returns.
 
-        The traces are loaded in one read, then expanded and scored in chunks of
-        ``EXPAND_CHUNK`` traces in a worker thread, each chunk's rows written in one
-        transaction while the next chunk is scored (the writer's insert overlaps the Python)."""
+        The traces are loaded in one read, then expanded and scored in chunks (``EXPAND_CHUNK``)
+        in a worker thread, each chunk's rows written in one transaction while the next chunk
+        is scored (the writer's insert overlaps the Python)."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
         writes: list[asyncio.Future[Any]] = []
         if out.to_load:
@@ -420,16 +431,19 @@ class LiveScheduler:
             ids = list(out.to_load)
             load = await asyncio.to_thread(self._load_many_or_fail, ids, since)
             decisions, out.decisions = out.decisions, []
-            for start in range(0, len(ids), EXPAND_CHUNK):
-                chunk = ids[start:start + EXPAND_CHUNK]
+            least, most = EXPAND_CHUNK
+            size = min(most, max(least, -(-len(ids) // 2)))
+            for start in range(0, len(ids), size):
+                chunk = ids[start:start + size]
                 part = Expansion(decisions=decisions if start == 0 else [],
                                  to_load={t: out.to_load[t] for t in chunk})
                 loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
                                                                 now, source)
                 writes.append(asyncio.ensure_future(self._write_new(writer, build)))
-                for trace_id in {key.trace_id for key, _ in part.pending}:
-                    # Kept for the workers' runs (the traces only scored inline are released).
-                    self._traces.put(trace_id, loaded[trace_id])
+                for trace_id, trace in loaded.items():
+                    # Kept for the workers' runs (the traces only scored inline are released;
+                    # a worker loads a trace it does not find here).
+                    self._traces.put(trace_id, trace)
                 out.decisions += part.decisions
                 out.pending += part.pending
                 out.finished += part.finished
@@ -507,17 +521,25 @@ class LiveScheduler:
         """Worker thread: expand the traces ``out`` waits on, score the inline pairs; returns
         the loaded traces, the store writer of every row of ``out`` and its builder
         (``inline_writer``)."""
+        # Trace by trace, end to end: a trace's spans, steps and runs die (``release``) before
+        # the next trace is loaded, so they never outlive a young garbage-collector generation;
+        # only the rows wait for the chunk's transaction. Kept: traces with queued pairs.
         traces = {}
+        pairs: list[Any] = []
         for trace_id in list(out.to_load):
+            first_pending, first_inline = len(out.pending), len(out.inline)
             trace = expand(out, trace_id, load, now=now, inline=self._runs_inline)
-            if trace is not None:
+            if trace is None:
+                continue
+            scored = score_inline(self, out.inline[first_inline:], {trace_id: trace},
+                                  source=source, now=now)
+            pairs += scored
+            if len(out.pending) > first_pending or any(p.decision == "pending" for p in scored):
                 traces[trace_id] = trace
-        pairs = score_inline(self, out.inline, traces, source=source, now=now)
+            else:
+                trace.release()  # done with: freed now, not by the cycle collector
         writer, build, out.finished = inline_writer(out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
-        queued = {key.trace_id for key, _ in out.pending}
-        for trace_id in [t for t in traces if t not in queued]:
-            traces.pop(trace_id).release()  # done with: freed now, not by the cycle collector
         return traces, writer, build
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:

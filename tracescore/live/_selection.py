@@ -1,12 +1,14 @@
 """Which work is there: traces that settled and are not yet decided, and decisions that are due.
 
-Three SQL reads, each run on a store read cursor in a worker thread:
+Four SQL reads, each run on a store read cursor in a worker thread:
 
-- ``scan``: spans that arrived since a mark, grouped by trace (first/last arrival, root seen,
-  tracescore's own marker), keeping only traces some enabled scorer version has not decided.
+- ``scan``: spans that arrived since a mark, grouped by trace (first/last arrival, root seen),
+  keeping only traces some enabled scorer version has not decided.
   The result is merged into ``OpenTraces``, the in-memory set of traces still to decide, so each
   tick reads only the spans that arrived since the last one (plus a safety margin).
-- ``decided``: the (scorer id, version) pairs already decided for a list of traces.
+- ``decided``: the (scorer id, version) pairs already decided for a list of traces; with it,
+  ``internal``: which of them carry tracescore's own marker (read once per trace, not by
+  every scan).
 - ``due``: open decisions (pending, retrying, over budget) whose time has come.
 
 A trace is *ready* when its root span (no parent) has arrived and no span arrived for
@@ -26,13 +28,20 @@ from typing import Any
 
 INTERNAL_MARKER = "tracescore.internal"
 
-READINESS_COLUMNS = f"""min(s.received_at) AS first_received,
-           max(s.received_at) AS last_received,
-           bool_or(s.parent_span_id IS NULL OR s.parent_span_id = '') AS has_root,
-           bool_or(lower(coalesce(
+IS_INTERNAL = f"""CASE WHEN contains(s.resource_attributes, '{INTERNAL_MARKER}')
+                 OR contains(s.attributes, '{INTERNAL_MARKER}')
+           THEN lower(coalesce(
                json_extract_string(s.resource_attributes, '$."{INTERNAL_MARKER}"'),
-               json_extract_string(s.attributes, '$."{INTERNAL_MARKER}"'), '')) IN ('true', '1'))
-               AS internal"""
+               json_extract_string(s.attributes, '$."{INTERNAL_MARKER}"'), '')) IN ('true', '1')
+           ELSE false END"""
+"""True for a span ``s`` carrying the marker. Reading a JSON path costs a few microseconds per
+span, so only spans whose JSON text names the marker are read (the store's JSON never escapes
+the marker's plain ASCII characters)."""
+ARRIVAL_COLUMNS = """min(s.received_at) AS first_received,
+           max(s.received_at) AS last_received,
+           bool_or(s.parent_span_id IS NULL OR s.parent_span_id = '') AS has_root"""
+READINESS_COLUMNS = f"""{ARRIVAL_COLUMNS},
+           bool_or({IS_INTERNAL}) AS internal"""
 """Per-trace aggregates over spans ``s`` that ``OpenTrace`` is built from."""
 
 
@@ -68,12 +77,12 @@ def scan_query(since: datetime, versions: Sequence[VersionWindow], *,
     sql = f"""
 WITH agg AS (
     SELECT s.trace_id,
-           {READINESS_COLUMNS}
+           {ARRIVAL_COLUMNS}
     FROM spans s
     WHERE s.received_at >= ?
     GROUP BY s.trace_id
 ), {cte}
-SELECT a.trace_id, a.first_received, a.last_received, a.has_root, a.internal
+SELECT a.trace_id, a.first_received, a.last_received, a.has_root
 FROM agg a
 WHERE EXISTS (
     SELECT 1 FROM versions v
@@ -84,6 +93,20 @@ WHERE EXISTS (
             AND d.scorer_version = v.scorer_version {recent}))
 """
     return sql, [since, *params, *([] if decided_since is None else [decided_since])]
+
+
+def internal_query(trace_ids: Sequence[str], since: datetime) -> tuple[str, list[Any]]:
+    """The traces among ``trace_ids`` with a span received since ``since`` that carries the
+    ``tracescore.internal`` marker.
+
+    Asked once per trace, when it is about to be decided (``classify``), rather than by every
+    scan: a scan re-reads its margin of recent spans each tick, and the marker is the one part
+    of it that reads JSON."""
+    return (
+        f"SELECT DISTINCT s.trace_id FROM spans s WHERE s.received_at >= ? "
+        f"AND s.trace_id IN (SELECT unnest(?::VARCHAR[])) AND {IS_INTERNAL}",
+        [since, list(trace_ids)],
+    )
 
 
 def decided_query(trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
@@ -158,13 +181,16 @@ class OpenTrace:
     first_received: datetime
     last_received: datetime
     has_root: bool
-    internal: bool
+    internal: bool | None
+    """Whether a span carries the ``tracescore.internal`` marker; None until checked (a scan
+    does not check: ``internal_query``)."""
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> OpenTrace:
-        """From a row with the ``READINESS_COLUMNS``."""
+        """From a row with the ``READINESS_COLUMNS`` (or a scan row, without ``internal``)."""
+        internal = row.get("internal")
         return cls(row["trace_id"], row["first_received"], row["last_received"],
-                   bool(row["has_root"]), bool(row["internal"]))
+                   bool(row["has_root"]), None if internal is None else bool(internal))
 
     def ready_at(self, *, settle: timedelta, max_wait: timedelta) -> datetime:
         """When the trace is (or will be) ready to score."""
@@ -200,7 +226,8 @@ class OpenTraces:
             seen.first_received = min(seen.first_received, row["first_received"])
             seen.last_received = max(seen.last_received, row["last_received"])
             seen.has_root = seen.has_root or bool(row["has_root"])
-            seen.internal = seen.internal or bool(row["internal"])
+            if row.get("internal"):
+                seen.internal = True
 
     def ready(self, now: datetime) -> list[OpenTrace]:
         """The traces ready at ``now``, the longest-ready first."""

@@ -36,8 +36,16 @@ class Record(dict[str, Any]):
         return f"Record({dict.__repr__(self)})"
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_record(value: Any) -> Any:
     """Turn mappings (also inside lists) into ``Record``; leave other values alone."""
+    kind = type(value)  # the common cases by exact type first (``Mapping`` is an ABC: slow)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return Record(value)
     if isinstance(value, Record):
         return value
     if isinstance(value, Mapping):

@@ -8,6 +8,7 @@
 from ._api import EXPORT_TIME_COLUMNS, span_tree
 from ._app import DEFAULT_HOOKS, DEFAULT_MOUNTS, LifespanHook, create_app, open_store
 from ._errors import ConfigError, ServeError, TraceIdError
+from ._gc import tune_gc
 from ._handlers import error_body
 from ._ingest_stats import IngestStats
 from ._serve import serve
@@ -45,4 +46,5 @@ __all__ = [
     "resolve_trace_id",
     "serve",
     "span_tree",
+    "tune_gc",
 ]

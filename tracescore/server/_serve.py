@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from ._errors import ServeError
+from ._gc import gc_tuned
 from ._settings import Settings, check_bind, default_config_path
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
     check_bind(settings)
     configure_logging(settings.log_level)
     app = create_app(settings, **create_app_kwargs)
+    app.state.lifespan_hooks.append(gc_tuned)  # last: after everything else has loaded
     _log_registry(app, settings)
     http_socket = bind_socket(settings.host, settings.http_port)
     store = None

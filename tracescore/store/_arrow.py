@@ -290,24 +290,52 @@ def rows_table(
     schema = TABLES[table]
     known = {name for name, _ in schema}
     for index, row in enumerate(rows):
-        unknown = set(row) - known
-        if unknown:
+        if not known.issuperset(row):
             raise InvalidRow(
-                f"{table} row {index}: unknown columns {sorted(unknown)}; the columns are "
-                f"{[name for name, _ in schema]}"
+                f"{table} row {index}: unknown columns {sorted(set(row) - known)}; the columns "
+                f"are {[name for name, _ in schema]}"
             )
     defaults = defaults or {}
     arrays = {}
     for name, sql_type in schema:
         base = sql_type.split()[0]
+        default = defaults.get(name)
         try:
-            values = [
-                _convert(row.get(name, defaults.get(name)), base, name) for row in rows
-            ]
+            values = _column(base, name, [row.get(name, default) for row in rows])
         except (TypeError, ValueError) as exc:
             raise InvalidRow(f"{table}.{name}: {exc}") from None
         arrays[name] = pa.array(values, _arrow_type(sql_type))
     return pa.table(arrays)
+
+
+def _column(base: str, column: str, values: list[Any]) -> list[Any]:
+    """``_convert`` over a column's values, with the common cases done per column: text that
+    is already ``str``, numbers already ``float``, NULL columns, and JSON values shared by
+    several rows (the same object, e.g. one run's input scored by several scorers) serialized
+    once."""
+    if base == "VARCHAR" or base == "TIMESTAMP_NS":
+        kinds = {type(v) for v in values}
+        kinds.discard(type(None))
+        if not kinds or kinds == ({str} if base == "VARCHAR" else {int}):
+            return values
+    elif base == "DOUBLE":
+        kinds = {type(v) for v in values}
+        kinds.discard(type(None))
+        if kinds == {float}:
+            return [None if v is None or v != v else v for v in values]  # NaN is NULL
+    elif base == "JSON":
+        texts: dict[int, str | None] = {}
+        out: list[Any] = []
+        for v in values:
+            if v is None:
+                out.append(None)
+                continue
+            key = id(v)  # the rows keep every value alive: ids are not reused meanwhile
+            if key not in texts:
+                texts[key] = to_json_text(v)
+            out.append(texts[key])
+        return out
+    return [_convert(v, base, column) for v in values]
 
 
 __all__ = [

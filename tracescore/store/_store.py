@@ -427,15 +427,25 @@ class Store:
         whose traces arrived recently; rows received earlier are not returned.
         """
         ids = sorted({trace_id.lower() for trace_id in trace_ids})
-        spans: dict[str, list[dict[str, Any]]] = {}
-        logs: dict[str, list[dict[str, Any]]] = {}
         if not ids:
-            return spans, logs
-        for row in self.read(_SPANS_SINCE_SQL, [spans_since, ids]):
-            spans.setdefault(row["trace_id"], []).append(_parse_json(row, _SPAN_JSON))
-        for row in self.read(_LOGS_SINCE_SQL, [logs_since, ids]):
-            logs.setdefault(row["trace_id"], []).append(_parse_json(row, _LOG_JSON))
+            return {}, {}
+        spans = _rows_by_trace(self._read_columns(_SPANS_SINCE_SQL, [spans_since, ids]),
+                               _SPAN_JSON)
+        logs = _rows_by_trace(self._read_columns(_LOGS_SINCE_SQL, [logs_since, ids]), _LOG_JSON)
         return spans, logs
+
+    def _read_columns(self, sql: str, params: list[Any]) -> dict[str, list[Any]]:
+        """A trusted read's result as Python lists by column (through Arrow: for many rows
+        several times cheaper than a tuple per row)."""
+        cursor = self.cursor()
+        try:
+            table = cursor.sql(sql, params=params).to_arrow_table()
+            return {name: table.column(name).to_pylist() for name in table.column_names}
+        except Exception as exc:
+            self._check_fatal(exc)
+            raise
+        finally:
+            cursor.close()
 
     def query(
         self,
@@ -517,6 +527,20 @@ def _rows_in(batch: Any) -> int:
         first = next(iter(columns.values()), ())
         return len(first)
     return len(columns)
+
+
+def _rows_by_trace(columns: dict[str, list[Any]],
+                   json_names: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Row dicts from columns, JSON text parsed, grouped by ``trace_id`` in the rows' order."""
+    loads = orjson.loads
+    for name in json_names:
+        columns[name] = [loads(v) if isinstance(v, str) else v for v in columns[name]]
+    names = list(columns)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for values in zip(*columns.values(), strict=True):
+        row = dict(zip(names, values, strict=True))
+        out.setdefault(row["trace_id"], []).append(row)
+    return out
 
 
 def _parse_json(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
