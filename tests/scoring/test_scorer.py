@@ -343,7 +343,7 @@ def test_run_ids_are_version_4_uuids_and_a_forked_child_draws_its_own() -> None:
     import multiprocessing
     import uuid
 
-    from tracescore.scoring._runs import new_run_id
+    from tracescore.model import new_run_id
 
     ids = [new_run_id() for _ in range(600)]  # past one 4 KB read of random bytes
     assert len(set(ids)) == len(ids)

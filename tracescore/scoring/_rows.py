@@ -7,9 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from tracescore.model import JudgeExecution, ScorerRunResult
-
-from ._runs import new_run_id
+from tracescore.model import JudgeExecution, ScorerRunResult, new_run_id
 
 JsonFn = Callable[[Any], Any]
 """Turns a value that may hold pydantic models into plain JSON-ready values."""
