@@ -15,7 +15,7 @@ write that failed is made good then.
 
 What can still be lost: a judge request that was sent but not answered when the process died
 (its usage never reached us; at most ``concurrency`` requests), and a row whose early write had
-not committed yet (the few milliseconds of one group commit).
+not committed yet (the write-back's linger, at most 100 ms, and one group commit).
 
 When the run ends while its early writes still wait in the write-back queue (a one-step judge
 scorer ends right after its answer), the final write, queued at that same moment, carries the
