@@ -219,3 +219,21 @@ async def test_a_step_stored_early_is_not_sent_again_with_the_score(
         (t, step, 1) for t in traces for step in ("analyze", "generate_score"))
     totals = store.read("SELECT judge_total_tokens AS t FROM scores WHERE status = 'success'")
     assert [r["t"] for r in totals] == [30, 30, 30]  # both calls' 10 + 5 tokens
+
+
+async def test_write_backs_queued_within_the_linger_share_one_transaction(store: Any) -> None:
+    import asyncio
+
+    from tracescore.live._writeback import WriteBack
+
+    def decision(trace_id: str) -> dict[str, Any]:
+        return {"trace_id": trace_id, "span_id": "0" * 16, "scorer_id": "judged",
+                "scorer_version": "v1", "decision": "retrying", "attempts": 0}
+
+    writeback = WriteBack(store, linger_s=1.0)
+    first = writeback.submit([], [], [decision("a" * 32)])
+    await asyncio.sleep(0.01)  # the first rows wait for more rather than commit alone
+    second = writeback.submit([], [], [decision("b" * 32)])
+    await asyncio.gather(first, second)
+    assert writeback.transactions == 1
+    assert len(store.read("SELECT * FROM scoring_decisions")) == 2
