@@ -165,3 +165,75 @@ async def test_a_one_step_judge_run_stores_its_execution_once_with_the_score(
     assert sorted(r["trace_id"] for r in rows) == sorted(traces)
     assert {(r["input_tokens"], r["judge_input_tokens"], r["decision"]) for r in rows} == {
         (7, 7, "scored")}
+
+
+async def test_a_final_write_meeting_a_stored_execution_is_written_again_without_it(
+    store: Any, llm_server: Any
+) -> None:
+    from tracescore.live import score_id_for
+
+    live = scheduler(store, judge_scorer(llm_server.url))
+    score_id = score_id_for("c" * 32, "0" * 16, "judged", "v1")
+    execution = {"execution_id": "e-1", "score_id": score_id, "trace_id": "c" * 32,
+                 "scorer_id": "judged", "step": "generate_score", "status": "success",
+                 "input_tokens": 3, "total_tokens": 3}
+    decision = {"trace_id": "c" * 32, "span_id": "0" * 16, "scorer_id": "judged",
+                "scorer_version": "v1", "score_id": score_id, "attempts": 0}
+    await live.write([], [execution], [{**decision, "decision": "retrying"}])
+    score = {"score_id": score_id, "trace_id": "c" * 32, "span_id": "0" * 16,
+             "scorer_id": "judged", "scorer_name": "judged", "scorer_version": "v1",
+             "source": "live", "status": "success", "score": 1.0}
+    await live.write([score], [{**execution, "input_tokens": 99}],
+                     [{**decision, "decision": "scored", "attempts": 1}])
+    assert live._writeback.rewrites == 1
+    assert store.read("SELECT execution_id, input_tokens FROM judge_executions") == [
+        {"execution_id": "e-1", "input_tokens": 3}]  # the stored row is left as it was
+    assert store.read("SELECT score FROM scores") == [{"score": 1.0}]
+    assert store.read("SELECT decision FROM scoring_decisions") == [{"decision": "scored"}]
+
+
+async def test_a_step_stored_early_is_not_sent_again_with_the_score(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    judge = Judge(model="openai/gpt-4o-mini", instructions="You grade answers.",
+                  api_base=llm_server.url)
+    two_step = create_scorer("two", "two judge steps", type="agent", judge=judge).analyze(
+        PromptStep("analyze", lambda run, results: f"Analyze: {run.output[-1].content}",
+                   output_schema={"type": "object"})).generate_score(
+        PromptStep("grade", lambda run, results: "Grade the analysis"))
+
+    def answer(body: dict[str, Any]) -> Reply:
+        grading = "Grade the analysis" in body["messages"][-1]["content"]
+        # The second call answers late: the first step's row is committed by then.
+        return Reply(content={"score": 1} if grading else {"ok": True},
+                     delay_s=0.3 if grading else 0.0)
+
+    llm_server.set_default(answer)
+    traces = add_traces(3)
+    live = scheduler(store, two_step)
+    await run_until_quiet(live)
+    assert live._writeback.rewrites == 0
+    rows = store.read("SELECT trace_id, step, count(*) AS n FROM judge_executions "
+                      "GROUP BY ALL ORDER BY ALL")
+    assert [(r["trace_id"], r["step"], r["n"]) for r in rows] == sorted(
+        (t, step, 1) for t in traces for step in ("analyze", "generate_score"))
+    totals = store.read("SELECT judge_total_tokens AS t FROM scores WHERE status = 'success'")
+    assert [r["t"] for r in totals] == [30, 30, 30]  # both calls' 10 + 5 tokens
+
+
+async def test_write_backs_queued_within_the_linger_share_one_transaction(store: Any) -> None:
+    import asyncio
+
+    from tracescore.live._writeback import WriteBack
+
+    def decision(trace_id: str) -> dict[str, Any]:
+        return {"trace_id": trace_id, "span_id": "0" * 16, "scorer_id": "judged",
+                "scorer_version": "v1", "decision": "retrying", "attempts": 0}
+
+    writeback = WriteBack(store, linger_s=1.0)
+    first = writeback.submit([], [], [decision("a" * 32)])
+    await asyncio.sleep(0.01)  # the first rows wait for more rather than commit alone
+    second = writeback.submit([], [], [decision("b" * 32)])
+    await asyncio.gather(first, second)
+    assert writeback.transactions == 1
+    assert len(store.read("SELECT * FROM scoring_decisions")) == 2

@@ -23,3 +23,23 @@ def test_a_judge_with_a_model_imports_litellm_in_the_background() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_loading_litellm_takes_its_objects_out_of_full_collections() -> None:
+    code = (
+        "import gc\n"
+        "from tracescore.scoring import load_litellm\n"
+        "assert gc.get_freeze_count() == 0\n"
+        "load_litellm()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "load_litellm()  # once per process\n"
+        "assert gc.get_freeze_count() == frozen\n"
+        "print(frozen, len(gc.get_objects()))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, result.stderr
+    frozen, left = map(int, result.stdout.split())
+    # litellm's import leaves several hundred thousand objects; a full collection now walks
+    # only what was made since.
+    assert frozen > 100_000 and left < frozen / 10

@@ -337,3 +337,22 @@ def test_a_prompt_step_whose_prompt_is_none_asks_no_judge() -> None:
     result = scorer.run_sync(input="q", output="a")
     assert (result.score, result.reason, result.analyze_prompt) == (1.0, None, None)
     assert result.judge == {}
+
+
+def test_run_ids_are_version_4_uuids_and_a_forked_child_draws_its_own() -> None:
+    import multiprocessing
+    import uuid
+
+    from tracescore.model import new_run_id
+
+    ids = [new_run_id() for _ in range(600)]  # past one 4 KB read of random bytes
+    assert len(set(ids)) == len(ids)
+    assert {(uuid.UUID(i).version, uuid.UUID(i).variant) for i in ids} == {(4, uuid.RFC_4122)}
+    context = multiprocessing.get_context("fork")
+    child_ids = context.SimpleQueue()
+    child = context.Process(target=lambda: child_ids.put([new_run_id() for _ in range(3)]))
+    child.start()
+    child.join(30)
+    drawn = child_ids.get()
+    mine = [new_run_id() for _ in range(3)]
+    assert not set(drawn) & set(mine), "the child repeated the parent's random bytes"

@@ -485,9 +485,13 @@ class LiveScheduler:
         return known
 
     def _load(self, trace_id: str) -> Any:
+        """Worker thread: load a trace and build its step tree (the worker builds runs from it
+        on the event loop)."""
         from tracescore.traces import load_trace
 
-        return load_trace(self.store, trace_id)
+        trace = load_trace(self.store, trace_id)
+        trace.steps  # noqa: B018 - built here, off the event loop
+        return trace
 
     def _load_many(self, trace_ids: list[str], since: datetime) -> Callable[[str], Any]:
         """Load a tick's traces in one read of recent spans (and one of logs); returns a

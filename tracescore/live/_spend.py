@@ -9,12 +9,13 @@ The recorder is the run's ``observe_judge_executions`` callback. For each finish
 builds the ``judge_executions`` row and queues it on the write-back at once, without holding up
 the run. With the run's first row it also writes the pair's decision as ``retrying`` ("in flight
 since ..."), so a restart knows that spend of an unfinished run is on record and adds it to the
-pair's final totals. The end-of-run write carries the same rows again (same ``execution_id``:
-already stored rows are left as they are), so an early write that failed is made good then.
+pair's final totals. The end-of-run write carries the rows again unless their early write has
+committed by then (same ``execution_id``; a row stored meanwhile is left as it is), so an early
+write that failed is made good then.
 
 What can still be lost: a judge request that was sent but not answered when the process died
 (its usage never reached us; at most ``concurrency`` requests), and a row whose early write had
-not committed yet (the few milliseconds of one group commit).
+not committed yet (the write-back's linger, at most 100 ms, and one group commit).
 
 When the run ends while its early writes still wait in the write-back queue (a one-step judge
 scorer ends right after its answer), the final write, queued at that same moment, carries the
@@ -56,6 +57,7 @@ class SpendRecorder:
         self._rows: dict[tuple[str, int], Row] = {}
         self._seen: Counter[str] = Counter()
         self._early: list[tuple[asyncio.Future[None], list[Row], list[Row]]] = []
+        self._stored: set[str] = set()
 
     def __call__(self, step: str, execution: JudgeExecution) -> None:
         """The observer: build the row, count its spend, queue its write."""
@@ -87,12 +89,21 @@ class SpendRecorder:
         executions: list[Row] = []
         decisions: list[Row] = []
         for future, rows, early_decisions in self._early:
-            if all(row["execution_id"] in ids for row in rows) and (
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self._stored.update(row["execution_id"] for row in rows)
+            elif all(row["execution_id"] in ids for row in rows) and (
                     self._live.withdraw_write(future)):
                 executions.extend(rows)
                 decisions.extend(early_decisions)
         self._early.clear()
         return executions, decisions
+
+    def unstored(self, final: list[Row]) -> list[Row]:
+        """The run's ``final`` rows less those an early write has committed (seen by
+        ``withdraw_queued``): the final write inserts its rows as new (``_writeback``)."""
+        if not self._stored:
+            return final
+        return [row for row in final if row["execution_id"] not in self._stored]
 
     def rows(self, result: ScorerRunResult | None) -> list[Row]:
         """Every execution row of the run's result: the ones already recorded (same ids), and

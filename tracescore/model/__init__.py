@@ -13,6 +13,7 @@ from ._helpers import (
     to_message,
     to_messages,
 )
+from ._ids import new_run_id
 from ._messages import (
     AgentInput,
     FilePart,
@@ -100,6 +101,7 @@ __all__ = [
     "get_assistant_messages",
     "get_system_messages",
     "get_user_message",
+    "new_run_id",
     "to_agent_input",
     "to_message",
     "to_messages",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ._base import Model
+from ._ids import new_run_id
 
 ExecutionStatus = Literal["success", "failed"]
 StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
@@ -78,7 +78,7 @@ class StepJudge(Model):
 class ScorerRun(Model):
     """What a scorer is asked to score."""
 
-    run_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    run_id: str = Field(default_factory=new_run_id)
     input: Any = None
     output: Any = None
     ground_truth: Any = None

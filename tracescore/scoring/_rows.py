@@ -3,12 +3,11 @@ columns of a ``scores`` row, shared by the live scorer and the eval runner (no D
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from tracescore.model import JudgeExecution, ScorerRunResult
+from tracescore.model import JudgeExecution, ScorerRunResult, new_run_id
 
 JsonFn = Callable[[Any], Any]
 """Turns a value that may hold pydantic models into plain JSON-ready values."""
@@ -61,7 +60,7 @@ def execution_row(
     """The ``judge_executions`` row of one judge execution (a fresh ``execution_id``)."""
     u, c, e = ex.usage, ex.cost, ex.error
     return {
-        "execution_id": str(uuid.uuid4()),
+        "execution_id": new_run_id(),
         "score_id": score_id,
         "trace_id": trace_id,
         "scorer_id": scorer_id,

@@ -64,8 +64,9 @@ class InvalidRow(StoreError):
 
 
 class DuplicateRows(StoreError):
-    """Rows handed to ``score_rows_writer(..., fresh=True)`` as new met a stored row with the same
-    key; the transaction was rolled back. Write them again with ``fresh=False``."""
+    """Rows handed to ``score_rows_writer(..., fresh=True)`` (or ``new_results=True``) as new met
+    a stored row with the same key; the transaction was rolled back. Write them again without
+    ``fresh`` / ``new_results``."""
 
 
 __all__ = [

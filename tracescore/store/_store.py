@@ -557,6 +557,7 @@ def score_rows_writer(
     decisions: Sequence[Mapping[str, Any]] = (),
     *,
     fresh: bool = False,
+    new_results: bool = False,
 ) -> Callable[[Any], None]:
     """The writer function of ``write_scores``: pass it to ``Store.write`` (one transaction).
 
@@ -567,6 +568,9 @@ def score_rows_writer(
     ``fresh=True`` says no row has a stored twin (new pairs): they go in with plain ``INSERT``
     (DuckDB's ``INSERT OR REPLACE``/``OR IGNORE`` cost several times as much), and the write
     raises ``DuplicateRows`` (nothing written) if one did; write them again without ``fresh``.
+    ``new_results=True`` says the same of the ``scores`` and ``judge_executions`` rows only (a
+    pair's final write): they go in with plain ``INSERT`` while the decisions replace their
+    pending rows.
     """
     import uuid
     from datetime import UTC, datetime
@@ -599,9 +603,10 @@ def score_rows_writer(
         if latest
         else None
     )
+    results_verb = "INSERT" if fresh or new_results else "INSERT OR IGNORE"
     tables = (
-        ("scores", score_table, "INSERT" if fresh else "INSERT OR IGNORE"),
-        ("judge_executions", execution_table, "INSERT" if fresh else "INSERT OR IGNORE"),
+        ("scores", score_table, results_verb),
+        ("judge_executions", execution_table, results_verb),
         ("scoring_decisions", decision_table, "INSERT" if fresh else "INSERT OR REPLACE"),
     )
 
