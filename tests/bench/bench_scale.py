@@ -21,6 +21,8 @@ received in January 2026: outside the live lookback and the dashboard's default 
    OpenTelemetry SDK at a steady ``--lag-rate`` spans/s; the scoring lag (score written − the
    trace's last span received) at p50/p95 overall and per minute, and the server's peak RSS.
 
+The benchmark process runs with the garbage collector as ``tracescore serve`` sets it
+(``tune_gc``), so the in-process figures see what the server sees.
 Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
 printed as the median over rounds with its ratio to N = 0. Nothing is asserted.
 
@@ -380,6 +382,9 @@ def main() -> None:
     parser.add_argument("--templates", type=Path, default=None,
                         help="a folder to keep (and reuse) the background databases in")
     args = parser.parse_args()
+    from tracescore.server import tune_gc
+
+    tune_gc()  # the in-process figures run with the collector as `tracescore serve` sets it
     sizes = [0, *[n for n in args.spans if n]]
     work = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.templates))
     print(f"free disk where the databases go: {shutil.disk_usage(work).free / 2**30:,.0f} GB "
