@@ -237,3 +237,21 @@ async def test_write_backs_queued_within_the_linger_share_one_transaction(store:
     await asyncio.gather(first, second)
     assert writeback.transactions == 1
     assert len(store.read("SELECT * FROM scoring_decisions")) == 2
+
+
+async def test_the_first_judge_calls_wait_for_two_rounds_of_slots_not_a_whole_batch(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    llm_server.set_default(lambda body: Reply(content={"score": 1}))
+    traces = add_traces(20)
+    live = scheduler(store, judge_scorer(llm_server.url),
+                     settings=fast_settings(concurrency=2, batch_size=64))
+    await live.tick()
+    # Nothing was in flight: 2 × concurrency traces expanded and handed out; the tick this one
+    # started expands the others while those run.
+    decided = store.read("SELECT count(DISTINCT trace_id) AS n FROM scoring_decisions")
+    assert decided == [{"n": 4}]
+    await live.drain()
+    await run_until_quiet(live)
+    scored = store.read("SELECT trace_id FROM scores WHERE status = 'success'")
+    assert sorted(r["trace_id"] for r in scored) == sorted(traces)
