@@ -255,3 +255,16 @@ async def test_the_first_judge_calls_wait_for_two_rounds_of_slots_not_a_whole_ba
     await run_until_quiet(live)
     scored = store.read("SELECT trace_id FROM scores WHERE status = 'success'")
     assert sorted(r["trace_id"] for r in scored) == sorted(traces)
+
+
+async def test_a_flush_commits_queued_write_backs_without_their_linger(store: Any) -> None:
+    import asyncio
+
+    from tracescore.live._writeback import WriteBack
+
+    writeback = WriteBack(store, linger_s=30.0)
+    queued = writeback.submit([], [], [{"trace_id": "a" * 32, "span_id": "0" * 16,
+                                        "scorer_id": "judged", "scorer_version": "v1",
+                                        "decision": "retrying", "attempts": 0}])
+    await asyncio.wait_for(writeback.flush(), 10)  # not the 30 s linger
+    assert queued.done() and len(store.read("SELECT * FROM scoring_decisions")) == 1

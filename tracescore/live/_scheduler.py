@@ -330,6 +330,8 @@ class LiveScheduler:
             return
         now = self.now()
         if self.budget.active:
+            self.budget.begin_snapshot()
+            await self._writeback.flush()  # spend counted so far is in judge_executions
             [row] = await self.read(*usage_query(now))
             self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
                                                  int(row["tokens_hour"])))
