@@ -237,3 +237,34 @@ async def test_write_backs_queued_within_the_linger_share_one_transaction(store:
     await asyncio.gather(first, second)
     assert writeback.transactions == 1
     assert len(store.read("SELECT * FROM scoring_decisions")) == 2
+
+
+async def test_the_first_judge_calls_wait_for_two_rounds_of_slots_not_a_whole_batch(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    llm_server.set_default(lambda body: Reply(content={"score": 1}))
+    traces = add_traces(20)
+    live = scheduler(store, judge_scorer(llm_server.url),
+                     settings=fast_settings(concurrency=2, batch_size=64))
+    await live.tick()
+    # Nothing was in flight: 2 × concurrency traces expanded and handed out; the tick this one
+    # started expands the others while those run.
+    decided = store.read("SELECT count(DISTINCT trace_id) AS n FROM scoring_decisions")
+    assert decided == [{"n": 4}]
+    await live.drain()
+    await run_until_quiet(live)
+    scored = store.read("SELECT trace_id FROM scores WHERE status = 'success'")
+    assert sorted(r["trace_id"] for r in scored) == sorted(traces)
+
+
+async def test_a_flush_commits_queued_write_backs_without_their_linger(store: Any) -> None:
+    import asyncio
+
+    from tracescore.live._writeback import WriteBack
+
+    writeback = WriteBack(store, linger_s=30.0)
+    queued = writeback.submit([], [], [{"trace_id": "a" * 32, "span_id": "0" * 16,
+                                        "scorer_id": "judged", "scorer_version": "v1",
+                                        "decision": "retrying", "attempts": 0}])
+    await asyncio.wait_for(writeback.flush(), 10)  # not the 30 s linger
+    assert queued.done() and len(store.read("SELECT * FROM scoring_decisions")) == 1

@@ -56,17 +56,31 @@ def test_budget_caps() -> None:
     guard = BudgetGuard(BudgetSettings(max_judge_cost_usd_per_hour=1.0,
                                        max_judge_tokens_per_hour=1000))
     assert guard.active and guard.exceeded() is None
+    guard.begin_snapshot()
     guard.set_snapshot(BudgetUsage(cost_usd_hour=0.5, cost_usd_day=0.5, tokens_hour=100))
     guard.add(cost_usd=0.25, tokens=100)
     assert guard.exceeded() is None
     guard.add(cost_usd=None, tokens=800)
     reason = guard.exceeded()
     assert reason is not None and "max_judge_tokens_per_hour" in reason
+    guard.begin_snapshot()
     guard.set_snapshot(BudgetUsage(cost_usd_hour=1.2, cost_usd_day=1.2, tokens_hour=0))
     reason = guard.exceeded()
     assert reason is not None and "max_judge_cost_usd_per_hour" in reason
+    guard.begin_snapshot()
     guard.set_snapshot(BudgetUsage())
     assert guard.exceeded() is None
+
+
+def test_spend_counted_while_the_budget_is_read_is_kept() -> None:
+    guard = BudgetGuard(BudgetSettings(max_judge_tokens_per_hour=20))
+    guard.add(cost_usd=None, tokens=15)  # stored before the read begins: the read holds it
+    guard.begin_snapshot()
+    guard.add(cost_usd=None, tokens=15)  # answered while the read runs: not in what it sees
+    guard.set_snapshot(BudgetUsage(tokens_hour=15))
+    assert guard.usage().tokens_hour == 30
+    reason = guard.exceeded()
+    assert reason is not None and "max_judge_tokens_per_hour" in reason
     no_caps = BudgetSettings(max_judge_cost_usd_per_hour=0, max_judge_cost_usd_per_day=None,
                              max_judge_tokens_per_hour=0)
     assert not BudgetGuard(no_caps).active

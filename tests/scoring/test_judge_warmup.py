@@ -1,9 +1,18 @@
-"""A Judge with a model starts importing litellm on a background thread, once per process."""
+"""A Judge with a model starts importing litellm on a background thread, once per process;
+loading it freezes the heap it leaves."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+
+
+def in_fresh_process(code: str) -> str:
+    """Run ``code`` in a new interpreter (litellm not yet imported); its stdout."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_a_judge_with_a_model_imports_litellm_in_the_background() -> None:
@@ -20,9 +29,7 @@ def test_a_judge_with_a_model_imports_litellm_in_the_background() -> None:
         "assert 'litellm' in sys.modules\n"
         "print('ok')\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=180)
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+    assert in_fresh_process(code).strip() == "ok"
 
 
 def test_loading_litellm_takes_its_objects_out_of_full_collections() -> None:
@@ -36,10 +43,7 @@ def test_loading_litellm_takes_its_objects_out_of_full_collections() -> None:
         "assert gc.get_freeze_count() == frozen\n"
         "print(frozen, len(gc.get_objects()))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=180)
-    assert result.returncode == 0, result.stderr
-    frozen, left = map(int, result.stdout.split())
+    frozen, left = map(int, in_fresh_process(code).split())
     # litellm's import leaves several hundred thousand objects; a full collection now walks
     # only what was made since.
     assert frozen > 100_000 and left < frozen / 10

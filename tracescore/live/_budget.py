@@ -1,8 +1,11 @@
 """Judge spending caps over sliding windows, computed from the ``judge_executions`` table.
 
 The spend of the last hour and day is read from the database (so a restart does not reset it),
-then the spend of runs finished since that read is added in memory until the next read. When a cap
-is reached, judge scorers wait (decision ``over_budget``) and resume as the window slides on.
+then the spend of runs finished since that read is added in memory until the next read. A read
+forgets only what was counted before it began (``begin_snapshot``; the scheduler first commits
+the write-back, so that spend is in the table): spend counted while it runs stays counted.
+When a cap is reached, judge scorers wait (decision ``over_budget``) and resume as the window
+slides on.
 Runs already in flight finish, so a cap can be passed by at most the runs in flight.
 """
 
@@ -79,6 +82,7 @@ class BudgetGuard:
         self.settings = settings
         self._lock = threading.Lock()
         self._snapshot = BudgetUsage()
+        self._reading = BudgetUsage()
         self._since = BudgetUsage()
 
     @property
@@ -90,11 +94,19 @@ class BudgetGuard:
             or s.max_judge_tokens_per_hour
         )
 
+    def begin_snapshot(self) -> None:
+        """Say a read of the tables' spend begins now: the spend counted so far is what the
+        next ``set_snapshot`` replaces (it must be stored by then)."""
+        with self._lock:
+            self._reading = self._reading + self._since
+            self._since = BudgetUsage()
+
     def set_snapshot(self, usage: BudgetUsage) -> None:
-        """Replace the spend read from the tables (forgetting spend already counted in it)."""
+        """Replace the spend read from the tables (forgetting the spend counted before
+        ``begin_snapshot``, which it holds; spend counted since is kept)."""
         with self._lock:
             self._snapshot = usage
-            self._since = BudgetUsage()
+            self._reading = BudgetUsage()
 
     def add(self, *, cost_usd: float | None, tokens: int | None) -> None:
         """Count a finished run's spend until the next snapshot."""
@@ -105,7 +117,7 @@ class BudgetGuard:
     def usage(self) -> BudgetUsage:
         """The spend the caps are compared with."""
         with self._lock:
-            return self._snapshot + self._since
+            return self._snapshot + self._reading + self._since
 
     def exceeded(self) -> str | None:
         """Which cap is reached, or None."""

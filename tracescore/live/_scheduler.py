@@ -334,6 +334,8 @@ class LiveScheduler:
             return
         now = self.now()
         if self.budget.active:
+            self.budget.begin_snapshot()
+            await self._writeback.flush()  # spend counted so far is in judge_executions
             [row] = await self.read(*usage_query(now))
             self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
                                                  int(row["tokens_hour"])))
@@ -358,6 +360,11 @@ class LiveScheduler:
         # done when the expansion is), so with inline scorers only, a tick takes ``free`` traces.
         queued = [r for r in enabled if is_session_scorer(r) or not self._runs_inline(r)]
         room = 0 if free <= 0 else max(1, free // len(queued)) if queued else free
+        if queued and not self._inflight:
+            # Nothing in flight: expand two rounds of slots and start them, rather than make the
+            # first judge call wait for a whole batch's expansion; the tick this one kicks (half
+            # the batch is free) expands the rest while those calls are out.
+            room = min(room, 2 * self.settings.concurrency)
         left = room <= 0
         if room > 0 and per_trace:
             left = await self._expand_ready(per_trace, now, limit=room)

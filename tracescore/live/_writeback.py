@@ -23,6 +23,7 @@ written again with ``OR IGNORE``; the decisions always replace their pending row
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,9 @@ class WriteBack:
         self._linger_s = linger_s
         self._queue: list[tuple[Rows, Rows, Rows, asyncio.Future[None], float]] = []
         self._task: asyncio.Task[None] | None = None
+        self._committing: list[asyncio.Future[None]] = []
+        self._hurry = 0
+        self._wake: asyncio.Event | None = None
         self.transactions = 0
         self.rewrites = 0
         """Transactions written again with ``OR IGNORE`` after meeting a stored row."""
@@ -75,15 +79,34 @@ class WriteBack:
                 return True
         return False
 
+    async def flush(self) -> None:
+        """Commit every write queued so far without its linger, and wait for them (the budget
+        reads spend from the table: what was counted before must be there)."""
+        waiting = [item[3] for item in self._queue] + self._committing
+        if not waiting:
+            return
+        self._hurry += 1
+        try:
+            if self._wake is not None:
+                self._wake.set()
+            await asyncio.wait(waiting)  # (cancelling the flush cancels none of them)
+        finally:
+            self._hurry -= 1
+
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
+        if self._wake is None:
+            self._wake = asyncio.Event()
         while self._queue:
             wait_s = self._queue[0][4] + self._linger_s - loop.time()
-            if wait_s > 0 and len(self._queue) < self._max_pairs:
-                await asyncio.sleep(wait_s)  # the oldest rows wait at most linger_s
+            if wait_s > 0 and len(self._queue) < self._max_pairs and not self._hurry:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):  # the oldest rows wait at most linger_s
+                    await asyncio.wait_for(self._wake.wait(), wait_s)
                 continue
             batch = self._queue[: self._max_pairs]
             del self._queue[: self._max_pairs]
+            self._committing = [item[3] for item in batch]
             try:
                 await self._commit(batch)
             except Exception:  # noqa: BLE001 - retried part by part below
@@ -93,6 +116,8 @@ class WriteBack:
                     except Exception as exc:  # noqa: BLE001 - this part's own failure
                         if not item[3].done():
                             item[3].set_exception(exc)
+            finally:
+                self._committing = []
 
     async def _commit(self, batch: list[tuple[Rows, Rows, Rows, asyncio.Future[None], float]]
                       ) -> None:
