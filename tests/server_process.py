@@ -145,7 +145,8 @@ class ServerProcess:
 
 
 def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> list[list[Any]]:
-    """Rows of a query through the server's /api/sql (asserting it succeeded)."""
+    """Rows of a query through the server's /api/sql (asserting it succeeded and was not cut
+    at the server's row limit)."""
     response = httpx.post(
         f"{server.url}/api/sql",
         json={"sql": query, "params": params or []},
@@ -153,7 +154,11 @@ def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> l
         timeout=30,
     )
     assert response.status_code == 200, response.text
-    rows: list[list[Any]] = response.json()["rows"]
+    answer = response.json()
+    assert not answer["truncated"], (
+        f"/api/sql cut the answer ({answer['truncated_reason']}): count or filter in SQL "
+        "instead of reading every row")
+    rows: list[list[Any]] = answer["rows"]
     return rows
 
 

@@ -135,7 +135,25 @@ def stored_span_ids(server: ServerProcess) -> set[str]:
         f"{server.url}/api/sql", json={"sql": "SELECT span_id FROM spans"}, timeout=60
     )
     assert response.status_code == 200, response.text
-    return {row[0] for row in response.json()["rows"]}
+    answer = response.json()
+    assert not answer["truncated"], "more spans than /api/sql answers: use missing_span_ids"
+    return {row[0] for row in answer["rows"]}
+
+
+def missing_span_ids(server: ServerProcess, span_ids: set[str]) -> set[str]:
+    """Which of ``span_ids`` the server's ``spans`` table lacks (asked in SQL, so the answer
+    stays under /api/sql's row limit however many spans are stored)."""
+    response = httpx.post(
+        f"{server.url}/api/sql",
+        json={"sql": "SELECT x FROM unnest(?::VARCHAR[]) AS t(x) "
+                     "WHERE x NOT IN (SELECT span_id FROM spans)",
+              "params": [sorted(span_ids)]},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert not answer["truncated"], f"{answer['truncated_reason']}: too many spans missing"
+    return {row[0] for row in answer["rows"]}
 
 
 def max_gap_s(url: str, seconds: float, during: Callable[[], Any]) -> tuple[float, Any]:
@@ -204,5 +222,6 @@ __all__ = [
     "post_with_retries",
     "span_ids",
     "span_request",
+    "missing_span_ids",
     "stored_span_ids",
 ]
