@@ -75,6 +75,13 @@ def _ping() -> bool:
     return True
 
 
+COLUMNAR_MAX_BYTES = 2 * 1024 * 1024
+"""Larger protobuf bodies take the reference decoder: ptars parses a body in one call that
+holds the GIL throughout (about 45 ms for 3.8 MB here), so beyond this a request's decode
+thread would stall the event loop (``/healthz``, other requests) for longer than the reference
+decoder, whose pure-Python walk lets the interpreter switch threads every few milliseconds."""
+
+
 def decode_spans_arrow(
     body: bytes,
     encoding: Encoding,
@@ -84,11 +91,12 @@ def decode_spans_arrow(
     """Decode a traces body straight to the Arrow table the store inserts (in the calling
     thread), so the single writer thread only concatenates and inserts.
 
-    A protobuf body goes through the columnar decoder (``_columnar.py``) when it can take it,
-    else through the reference decoder; both give the same table."""
+    A protobuf body of at most ``COLUMNAR_MAX_BYTES`` goes through the columnar decoder
+    (``_columnar.py``) when it can take it, else through the reference decoder; both give the
+    same table."""
     from tracescore.store import arrow_span_table
 
-    if encoding == "protobuf":
+    if encoding == "protobuf" and len(body) <= COLUMNAR_MAX_BYTES:
         decoded = decode_traces_columnar(
             body, project=project, max_attribute_bytes=max_attribute_bytes)
         if decoded is not None:
@@ -231,5 +239,5 @@ class DecodePool:
         return DecodedSpans(table, rejected, message, Counter(projects))
 
 
-__all__ = ["POOL_MIN_BYTES", "DecodePool", "DecodedSpans", "decode_spans_arrow",
-           "decode_to_arrow"]
+__all__ = ["COLUMNAR_MAX_BYTES", "POOL_MIN_BYTES", "DecodePool", "DecodedSpans",
+           "decode_spans_arrow", "decode_to_arrow"]
