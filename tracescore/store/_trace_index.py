@@ -27,10 +27,12 @@ _EPOCH = datetime(1970, 1, 1)  # noqa: DTZ001 - naive UTC, as the tables store
 _MERGE_EVERY = 16_384
 
 _LOAD_SQL = """
-SELECT hash(trace_id) & ?::UBIGINT AS trace_hash,
-       coalesce(epoch_us(min(first_received_at)), 0) AS first_us
-FROM traces GROUP BY 1 ORDER BY 1
+SELECT hash(trace_id) & ?::UBIGINT AS trace_hash, coalesce(epoch_us(first_received_at), 0)
+       AS first_us
+FROM traces
 """
+"""Sorted and deduplicated in numpy: a GROUP BY … ORDER BY here left DuckDB's hash table and
+sort memory held by the process (~100 MB at 1.7 M traces) for the server's whole life."""
 
 HASH_SQL = "hash(trace_id)"
 """The SQL expression the index hashes a trace id with (DuckDB's 64-bit ``hash``)."""
@@ -74,8 +76,14 @@ class TraceIndex:
         import numpy as np
 
         table = conn.sql(_LOAD_SQL, params=[self.mask]).to_arrow_table()
-        self._keys = table.column("trace_hash").to_numpy().astype(np.uint64, copy=False)
-        self._firsts = table.column("first_us").to_numpy().astype(np.int64, copy=False)
+        keys = table.column("trace_hash").to_numpy().astype(np.uint64, copy=False)
+        firsts = table.column("first_us").to_numpy().astype(np.int64, copy=False)
+        del table
+        order = np.lexsort((firsts, keys))  # by hash, the earliest arrival first
+        keys, firsts = keys[order], firsts[order]
+        first_of_each = np.ones(len(keys), dtype=bool)
+        first_of_each[1:] = keys[1:] != keys[:-1]  # a hash held twice keeps its earliest
+        self._keys, self._firsts = keys[first_of_each], firsts[first_of_each]
         self._fresh = {}
 
     def masked(self, hashes: Any) -> Any:
