@@ -7,6 +7,7 @@
 
 from ._api import EXPORT_TIME_COLUMNS, span_tree
 from ._app import DEFAULT_HOOKS, DEFAULT_MOUNTS, LifespanHook, create_app, open_store
+from ._arrow_pool import use_system_arrow_pool
 from ._errors import ConfigError, ServeError, TraceIdError
 from ._gc import tune_gc
 from ._handlers import error_body
@@ -47,4 +48,5 @@ __all__ = [
     "serve",
     "span_tree",
     "tune_gc",
+    "use_system_arrow_pool",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ._arrow_pool import use_system_arrow_pool
 from ._errors import ServeError
 from ._gc import gc_tuned
 from ._settings import Settings, check_bind, default_config_path
@@ -56,6 +57,7 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
 
     check_bind(settings)
     configure_logging(settings.log_level)
+    use_system_arrow_pool()
     app = create_app(settings, **create_app_kwargs)
     app.state.lifespan_hooks.append(gc_tuned)  # last: after everything else has loaded
     _log_registry(app, settings)
