@@ -170,7 +170,7 @@ class TracesMaintainer:
         self._staged: tuple[Any, Any] | None = None
 
     def load(self, conn: Any) -> None:
-        """Read which traces ``conn``'s table holds (about 0.3 s for 1.7 M traces)."""
+        """Read which traces ``conn``'s table holds (one scan of two columns of ``traces``)."""
         self.index.load(conn)
         self._loaded = True
 
