@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=10, help="spans per trace")
     args = parser.parse_args()
 
-    from tracescore.store import Store, fetch_spans_of, ready_query
+    from tracescore.store import Store, ready_query
     from tracescore.store._schema import TRACES_VIEW
 
     total = args.traces * args.spans
@@ -154,9 +154,9 @@ def main() -> None:
                             "ORDER BY first_received_at DESC LIMIT 200")
         ids = [r["trace_id"] for r in recent]
         since = min(r["first_received_at"] for r in recent)
-        bounded = timed(lambda: fetch_spans_of(store, ids, since))
+        bounded = timed(lambda: store.fetch_recent_spans(ids, since=since))
         epoch = datetime(2000, 1, 1, tzinfo=UTC).replace(tzinfo=None)
-        unbounded = timed(lambda: fetch_spans_of(store, ids, epoch), repeat=3)
+        unbounded = timed(lambda: store.fetch_recent_spans(ids, since=epoch), repeat=3)
         print(f"maintainer: spans of 200 recent traces {bounded:.1f} ms with the arrival "
               f"bound, {unbounded:.1f} ms without ({unbounded / bounded:.1f}x)")
         store.close()

@@ -237,11 +237,11 @@ class TotalsMaintainer:
         return written
 
     async def _compute(self, chosen: list[dict[str, Any]]) -> int:
-        from tracescore.store import fetch_spans_of, write_recompute
+        from tracescore.store import write_recompute
 
         since = min(row["first_received_at"] for row in chosen)
         ids = [row["trace_id"] for row in chosen]
-        spans = await asyncio.to_thread(fetch_spans_of, self.store, ids, since)
+        spans = await asyncio.to_thread(self.store.fetch_recent_spans, ids, since=since)
         replace = [row["trace_id"] for row in chosen if row["seen"]]
         old_calls = await self._old_calls(replace)
         traces, calls = await asyncio.to_thread(self._build, chosen, spans)

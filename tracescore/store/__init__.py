@@ -34,7 +34,7 @@ from ._errors import (
 )
 from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
-from ._model_calls import fetch_spans_of, ready_query, stale_count_sql, write_recompute
+from ._model_calls import ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._protocol import StoreLike
 from ._query import QueryResult
@@ -73,7 +73,6 @@ __all__ = [
     "check_sql",
     "column_names",
     "experiment_writer",
-    "fetch_spans_of",
     "insert_arrow",
     "json_safe",
     "opened_store",

@@ -1,10 +1,10 @@
 """The ``model_calls`` table and the recompute of ready traces (their calls and totals).
 
 ``tracescore.live``'s totals maintainer reads the stale, ready traces (``ready_query``), loads
-their spans in one read (``fetch_spans_of``: the arrival-time bound lets DuckDB skip the row
-groups written before the oldest trace began), builds model calls and totals, and hands both
-to ``write_recompute``: one writer transaction that replaces the traces' ``model_calls`` rows
-and updates their ``traces`` rows, all through Arrow.
+their spans in one read (``Store.fetch_recent_spans``: the arrival-time bound lets DuckDB
+skip the row groups written before the oldest trace began), builds model calls and totals, and
+hands both to ``write_recompute``: one writer transaction that replaces the traces'
+``model_calls`` rows and updates their ``traces`` rows, all through Arrow.
 
 The same transaction sets the traces' span-derived columns to their exact values (a re-sent
 span the writer's merge counted twice is counted once again). A span committed after the
@@ -18,22 +18,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from ._arrow import rows_table
 from ._traces_table import STALE_PREDICATE, TOTALS, exact_update_sql
 from ._writer import unregister_quietly
-
-_SPAN_ROWS_SQL = """
-SELECT trace_id, span_id, parent_span_id, project, service_name, name, kind,
-       epoch_ns(start_time) AS start_time_ns, epoch_ns(end_time) AS end_time_ns, duration_ms,
-       status_code, status_message, attributes, resource_attributes, events, links,
-       scope_name, scope_version
-FROM spans
-WHERE received_at >= ? AND list_contains(?::VARCHAR[], trace_id)
-ORDER BY trace_id, start_time, span_id
-"""
-_JSON = ("attributes", "resource_attributes", "events", "links")
 
 
 def ready_query(*, settled_before: datetime, waited_before: datetime, limit: int) -> tuple[
@@ -56,21 +43,6 @@ LIMIT ?
 def stale_count_sql() -> str:
     """How many traces wait for their totals (progress of a backfill)."""
     return f"SELECT count(*) AS n FROM traces WHERE {STALE_PREDICATE}"
-
-
-def fetch_spans_of(store: Any, trace_ids: Sequence[str], since: datetime) -> dict[
-    str, list[dict[str, Any]]
-]:
-    """Span rows (as ``fetch_trace_rows`` returns them) of several traces in one read, for
-    spans received at or after ``since`` (the traces' earliest first arrival)."""
-    out: dict[str, list[dict[str, Any]]] = {trace_id: [] for trace_id in trace_ids}
-    for row in store.read(_SPAN_ROWS_SQL, [since, list(trace_ids)]):
-        for name in _JSON:
-            value = row.get(name)
-            if isinstance(value, str):
-                row[name] = orjson.loads(value)
-        out[row["trace_id"]].append(row)
-    return out
 
 
 def write_recompute(
@@ -127,7 +99,6 @@ def write_recompute(
 
 
 __all__ = [
-    "fetch_spans_of",
     "ready_query",
     "stale_count_sql",
     "write_recompute",

@@ -45,5 +45,11 @@ class StoreLike(Protocol):
         """Span and log rows of many recently received traces, by trace id."""
         ...
 
+    def fetch_recent_spans(
+        self, trace_ids: Sequence[str], *, since: Any
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Span rows of many recently received traces, by trace id."""
+        ...
+
 
 __all__ = ["StoreLike"]

@@ -162,13 +162,14 @@ def adapt(span: Span, step: Step) -> None:
     elif details is not None and details.inputs:
         step.input_messages = details.inputs
     if raw_out is not None:
-        step.output = Lazy(parse_json, raw_out)
-        step.output_messages = Lazy(parse_messages, raw_out, default_role="assistant")
         if not step.finish_reason and step.kind == "model_generation":
+            raw_out = parse_json(raw_out)  # parsed once: this scan and the output share it
             for item in as_list(raw_out):
                 if isinstance(item, dict) and item.get("finish_reason"):
                     step.finish_reason = str(item["finish_reason"])
                     break
+        step.output = Lazy(parse_json, raw_out)
+        step.output_messages = Lazy(parse_messages, raw_out, default_role="assistant")
     elif "gen_ai.completion.0.role" in attrs or "gen_ai.completion.0.content" in attrs:
         step.output_messages = flattened_messages(attrs, "gen_ai.completion")
     elif details is not None and details.outputs:

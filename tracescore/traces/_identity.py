@@ -14,6 +14,7 @@ Precedence, first match wins:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +78,14 @@ def _find(spans: Iterable[Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+@functools.cache
+def _consulted(keys: tuple[str, ...]) -> frozenset[str]:
+    """The attribute names ``_lookup`` reads for ``keys`` (``metadata`` for ``metadata.X``)."""
+    return frozenset("metadata" if key.startswith("metadata.") else key for key in keys)
+
+
 def _lookup(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    if not attrs:
+    if not attrs or _consulted(keys).isdisjoint(attrs):  # most spans carry none of the keys
         return None
     metadata: dict[str, Any] | None = None
     for key in keys:
