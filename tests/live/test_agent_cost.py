@@ -291,6 +291,43 @@ async def test_a_resent_span_is_counted_once_after_the_recompute(store: Store) -
     assert store.read("SELECT span_count FROM traces")[0]["span_count"] == 2
 
 
+def _arrived(store: Store, trace_id: str, ago_s: float) -> None:
+    """Make a stored trace look as if its spans arrived ``ago_s`` seconds ago."""
+    at = utc_now() - timedelta(seconds=ago_s)
+
+    def backdate(conn: Any) -> None:
+        conn.execute("UPDATE spans SET received_at = ? WHERE trace_id = ?", [at, trace_id])
+        conn.execute("UPDATE traces SET first_received_at = ?, last_received_at = ? "
+                     "WHERE trace_id = ?", [at, at, trace_id])
+
+    store.write_sync(backdate)
+
+
+async def test_a_trace_that_waits_out_max_wait_is_computed_after_the_maintainer_caught_up(
+    store: Store,
+) -> None:
+    # No root span: ready only once max_wait has passed since its first span (200 s ago).
+    trace_id = "1a" * 16
+    store.write_spans_sync([chat("2" * 16, trace_id=trace_id, parent="f" * 16,
+                                 model="gpt-4o-mini", tokens=(5, 1))])
+    _arrived(store, trace_id, ago_s=200)
+    clock = [utc_now()]
+    m = TotalsMaintainer(store, settle_s=10, max_wait_s=300, _clock=lambda: clock[0])
+    assert await m.run_once() == 0  # caught up: later queries look back from this pass only
+    clock[0] += timedelta(seconds=101)
+    assert await m.run_once() == 1
+    assert store.read("SELECT model_call_count FROM traces")[0]["model_call_count"] == 1
+
+
+async def test_a_fresh_maintainer_computes_stale_traces_of_any_age(store: Store) -> None:
+    trace_id = "2b" * 16
+    store.write_spans_sync([agent("1" * 16, trace_id=trace_id),
+                            chat("2" * 16, trace_id=trace_id, parent="1" * 16,
+                                 model="gpt-4o-mini", tokens=(5, 1))])
+    _arrived(store, trace_id, ago_s=30 * 86400)  # a month old, never computed
+    assert await drain(maintainer(store)) == 1
+
+
 def _downgrade_to_v1(path: Path) -> None:
     """Make the database look like one written before schema version 2 (traces a view, no
     model_calls)."""

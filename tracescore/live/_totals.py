@@ -10,9 +10,17 @@ backfill after an upgrade: the migration leaves every old trace stale) drains in
 progress logged, while the server serves.
 
 A span that arrives after its trace was computed makes it stale again; it is recomputed once it
-settles, its calls replaced. The counters in ``AgentSpendStats`` (``/metrics``) count the calls
-of traces first received after the maintainer started (not the backfill), and a recompute
-counts only what changed.
+settles, its calls replaced.
+
+Only a pass that has not yet caught up reads the whole ``traces`` table. Once one pass found
+every ready trace (fewer than ``batch_size``, all written), each later query is bounded to
+traces whose last span arrived after that pass began, less ``max_wait_s`` (or ``settle_s``)
+and ``CATCH_UP_MARGIN``: a trace not ready then can only become ready within that window, and
+a trace made stale since got a new span, so a newer ``last_received_at``. The cost of a tick
+then follows recent traffic, not the size of the table.
+
+The counters in ``AgentSpendStats`` (``/metrics``) count the calls of traces first received
+after the maintainer started (not the backfill), and a recompute counts only what changed.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ if TYPE_CHECKING:
     from tracescore.store import StoreLike
 
 log = logging.getLogger(__name__)
+
+CATCH_UP_MARGIN = timedelta(seconds=60)
+"""Extra look-back of the bounded ready query, beyond ``max(settle_s, max_wait_s)``."""
 
 DURATION_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds of ``tracescore_model_call_duration_seconds`` (seconds; +Inf implied)."""
@@ -188,6 +199,8 @@ class TotalsMaintainer:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._backlog_logged = 0.0
+        self._caught_up_at: datetime | None = None
+        """When the last pass began that found every ready trace (None: none yet)."""
 
     async def start(self) -> None:
         """Start the background loop."""
@@ -224,15 +237,18 @@ class TotalsMaintainer:
         from tracescore.store import ready_query
 
         now = self._clock()
+        began = min(now, utc_now())  # the writer stamps arrivals with the real clock
+        horizon = max(self.settle, self.max_wait) + CATCH_UP_MARGIN
         sql, params = ready_query(
             settled_before=now - self.settle, waited_before=now - self.max_wait,
             limit=self.batch_size,
+            received_since=None if self._caught_up_at is None else self._caught_up_at - horizon,
         )
         chosen = await asyncio.to_thread(self.store.read, sql, params)
-        if not chosen:
-            return 0
-        written = await self._compute(chosen)
-        if len(chosen) == self.batch_size:
+        written = await self._compute(chosen) if chosen else 0
+        if len(chosen) < self.batch_size:
+            self._caught_up_at = began
+        else:
             await self._log_progress()
         return written
 
@@ -308,6 +324,7 @@ class TotalsMaintainer:
 
 
 __all__ = [
+    "CATCH_UP_MARGIN",
     "DURATION_BUCKETS_S",
     "AGENT_TOKEN_KINDS",
     "AgentSpendStats",

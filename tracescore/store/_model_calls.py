@@ -23,21 +23,31 @@ from ._traces_table import STALE_PREDICATE, TOTALS, exact_update_sql
 from ._writer import unregister_quietly
 
 
-def ready_query(*, settled_before: datetime, waited_before: datetime, limit: int) -> tuple[
-    str, list[Any]
-]:
+def ready_query(
+    *,
+    settled_before: datetime,
+    waited_before: datetime,
+    limit: int,
+    received_since: datetime | None = None,
+) -> tuple[str, list[Any]]:
     """Stale traces that are ready: root seen and no span since ``settled_before``, or first
     span before ``waited_before``; the newest first, so new traffic never waits behind a
-    backfill of old traces."""
+    backfill of old traces.
+
+    ``received_since`` (optional) leaves out traces whose last span arrived earlier: DuckDB
+    then skips the row groups of older traces by their ``last_received_at`` range, so the
+    query costs what recent traffic holds (0.8 ms instead of 32 ms over 1.7 M traces here)."""
+    bound = "" if received_since is None else "AND last_received_at >= ?"
     sql = f"""
 SELECT trace_id, first_received_at, last_received_at, totals_received_at IS NOT NULL AS seen
 FROM traces
-WHERE {STALE_PREDICATE}
+WHERE {STALE_PREDICATE} {bound}
   AND ((has_root AND last_received_at <= ?) OR first_received_at <= ?)
 ORDER BY first_received_at DESC
 LIMIT ?
 """
-    return sql, [settled_before, waited_before, limit]
+    since = [] if received_since is None else [received_since]
+    return sql, [*since, settled_before, waited_before, limit]
 
 
 def stale_count_sql() -> str:
