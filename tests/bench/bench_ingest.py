@@ -206,6 +206,28 @@ def watch_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
         time.sleep(0.1)
 
 
+def sample_inserted(url: str, stop: threading.Event, samples: list[tuple[float, int]]) -> None:
+    """Append (monotonic time, the writer's inserted spans) from ``/healthz`` every 0.5 s."""
+    import httpx
+
+    with httpx.Client(timeout=10) as http:
+        while not stop.is_set():
+            writer = http.get(f"{url}/healthz").json()["writer"]
+            samples.append((time.monotonic(), int(writer["spans_inserted"])))
+            stop.wait(0.5)
+
+
+def rate_between(samples: list[tuple[float, int]], start_s: float, end_s: float) -> float:
+    """Inserted spans/s between ``start_s`` and ``end_s`` after the first sample (0: too few)."""
+    if not samples:
+        return 0.0
+    origin = samples[0][0]
+    inside = [(t - origin, n) for t, n in samples if start_s <= t - origin <= end_s]
+    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+        return 0.0
+    return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
+
+
 def bench_http(
     seconds: float, clients: int, inflight: int, decode_workers: int, duckdb_memory: str
 ) -> None:
@@ -238,6 +260,9 @@ def bench_http(
         time.sleep(0.01)
     cpu_before = cpu_seconds(server.process.pid)
     loop_before = main_thread_seconds(server.process.pid)
+    samples: list[tuple[float, int]] = []
+    sampler = threading.Thread(target=sample_inserted, args=(server.url, stop, samples))
+    sampler.start()
     collected = [results.get() for _ in processes]
     server_cpu = cpu_seconds(server.process.pid) - cpu_before
     loop_cpu = main_thread_seconds(server.process.pid) - loop_before
@@ -245,6 +270,7 @@ def bench_http(
         process.join()
     stop.set()
     watcher.join()
+    sampler.join()
     import httpx
 
     stored = httpx.post(f"{server.url}/api/sql",
@@ -264,6 +290,15 @@ def bench_http(
     if latencies:
         print(f"  request latency      p50 {statistics.median(latencies) * 1000:7.1f} ms   "
               f"p99 {p99 * 1000:7.1f} ms   ({len(latencies)} requests)")
+    from tracescore.live import LiveSettings
+
+    settle = LiveSettings().settle_seconds  # the first traces become ready this long after the
+    # start; from then on the totals maintainer works alongside ingest
+    early, late = rate_between(samples, 0, settle), rate_between(samples, settle + 1, seconds)
+    if early and late:
+        print(f"    first {settle:g} s        {early:>10,.0f} spans/s (no trace has settled yet)")
+        print(f"    after that         {late:>10,.0f} spans/s (the totals maintainer computes "
+              "the settled traces' model calls and totals meanwhile)")
     print(f"  server peak RSS      {peak[0] / 2**20:>10,.0f} MB (with its decode workers)")
     if acknowledged:
         print(f"  server CPU           {server_cpu / acknowledged * 1e6:>10.1f} µs per span "

@@ -371,7 +371,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, nargs="+", default=[0, 1_000_000])
     parser.add_argument("--seconds", type=float, default=10.0, help="ingest time per size")
-    parser.add_argument("--traces", type=int, default=3000, help="traces for code scorers")
+    parser.add_argument("--traces", type=int, default=6000, help="traces for code scorers")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds; each measures every size once, sizes interleaved")
     parser.add_argument("--lag-seconds", type=float, default=300.0,
