@@ -9,7 +9,7 @@ received in January 2026: outside the live lookback and the dashboard's default 
 1. ingest over OTLP/HTTP into a real ``tracescore serve`` (``bench_ingest``'s bodies: 512
    spans per request, 1 client process × 4 exporters and 4 processes × 4): spans/s, p50/p99
    request latency and their ratio, the writer's checkpoints and duplicate retries; and in
-   process (``bench_ingest.in_process``: decode + store write, no HTTP) when that exists;
+   process (``bench_ingest.in_process``: decode + store write, no HTTP);
 2. live scoring with the three default code scorers in process (6-span traces): traces/s;
 3. live scoring with a judge answering in 200 ms at concurrency 8, 32 and 64 (20 traces per
    slot, so the ideal run lasts 4 s): share of ideal (``bench_judge.judge_share``);
@@ -24,10 +24,14 @@ received in January 2026: outside the live lookback and the dashboard's default 
 The benchmark process runs with the garbage collector as ``tracescore serve`` sets it
 (``tune_gc``), so the in-process figures see what the server sees.
 Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
-printed as the median over rounds with its ratio to N = 0. Nothing is asserted.
+printed as the median over rounds with its ratio to N = 0. The two in-process figures (1's in
+process, and 2) take a few seconds each and single runs on this machine vary by ±12 % from
+minute to minute whatever the size, so they run in rounds of their own (``--quick-rounds``,
+default 7: each round measures every size once, back to back), printed with every round's
+value. Nothing is asserted.
 
 Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 10000000 [--seconds 10]
-     [--rounds 3] [--lag-seconds 300] [--lag-spans 0 10000000]
+     [--rounds 3] [--quick-rounds 7] [--lag-seconds 300] [--lag-spans 0 10000000]
      [--templates DIR (reuse built background databases)]
 """
 
@@ -42,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -340,8 +345,8 @@ def _steady_sender(url: str, seconds: float, rate: float) -> None:
         time.sleep(max(0.0, 1.0 - (time.monotonic() - second)))
 
 
-def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> dict[str, float]:
-    """Every figure once, each on a fresh copy of the background database ``template``."""
+def _fresh(work: Path, template: Path, tag: str) -> Callable[[str], Path]:
+    """A function giving a fresh copy of ``template`` per measurement name."""
 
     def fresh(name: str) -> Path:
         target = work / f"{name}-{tag}" / "db.duckdb"
@@ -349,15 +354,16 @@ def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> d
         shutil.copyfile(template, target)
         return target
 
+    return fresh
+
+
+def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> dict[str, float]:
+    """The server figures once, each on a fresh copy of the background database ``template``."""
+    fresh = _fresh(work, template, tag)
     figures: dict[str, float] = {}
     for processes in (1, 4):
         got = ingest(fresh(f"ingest{processes}"), args.seconds, processes)
         figures.update({f"ingest {processes}×4 {k}": v for k, v in got.items()})
-    in_process = getattr(bench_ingest, "in_process", None)
-    if in_process is not None:
-        got = in_process(fresh("inproc"), args.seconds)
-        figures.update({f"ingest in process {k}": v for k, v in got.items()})
-    figures["live code traces/s"] = live_code(fresh("code"), args.traces)
     for concurrency in (8, 32, 64):
         figures[f"judge share of ideal @{concurrency}"] = live_judge(
             fresh(f"judge{concurrency}"), 20 * concurrency, concurrency)
@@ -367,6 +373,36 @@ def measure(work: Path, template: Path, tag: str, args: argparse.Namespace) -> d
     return figures
 
 
+def measure_in_process(work: Path, template: Path, tag: str,
+                       args: argparse.Namespace) -> dict[str, float]:
+    """The short in-process figures once (ingest, live code scorers), on fresh copies."""
+    fresh = _fresh(work, template, tag)
+    got = bench_ingest.in_process(fresh("inproc"), args.seconds)
+    figures = {f"ingest in process {k}": v for k, v in got.items()}
+    figures["live code traces/s"] = live_code(fresh("code"), args.traces)
+    for path in work.glob(f"*-{tag}"):
+        shutil.rmtree(path, ignore_errors=True)
+    return figures
+
+
+def _short(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}"
+
+
+def report(title: str, runs: dict[int, list[dict[str, float]]], *, every: bool) -> None:
+    """Per size, each figure's median over rounds and its ratio to N = 0 (``every``: and each
+    round's value, in round order)."""
+    base = {name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
+    for n, rounds in runs.items():
+        print(f"== N = {n:,} background spans, {title}: medians of {len(rounds)} rounds")
+        for name in rounds[0]:
+            value = statistics.median(run[name] for run in rounds)
+            ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
+            values = ("   [" + ", ".join(_short(run[name]) for run in rounds) + "]"
+                      if every else "")
+            print(f"  {name:<40} {value:>12,.2f}   ({ratio}){values}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, nargs="+", default=[0, 1_000_000])
@@ -374,6 +410,10 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=6000, help="traces for code scorers")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds; each measures every size once, sizes interleaved")
+    parser.add_argument("--quick-rounds", type=int, default=7,
+                        help="rounds of the in-process figures (ingest, code scorers: a few "
+                             "seconds each, and single runs here vary by ±12%%), sizes "
+                             "interleaved")
     parser.add_argument("--lag-seconds", type=float, default=300.0,
                         help="steady-ingest time of the lag run per size (0: no lag run)")
     parser.add_argument("--lag-rate", type=float, default=1000.0, help="spans/s in the lag run")
@@ -404,14 +444,15 @@ def main() -> None:
         for n in sizes:
             runs[n].append(measure(work, templates[n], f"{n}-{round_}", args))
             print(f"round {round_ + 1}, N = {n:,}: done", flush=True)
-    base = ({name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
-            if args.rounds else {})
-    for n in sizes if args.rounds else []:
-        print(f"== N = {n:,} background spans (medians of {args.rounds} interleaved rounds)")
-        for name in runs[n][0]:
-            value = statistics.median(run[name] for run in runs[n])
-            ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
-            print(f"  {name:<40} {value:>12,.2f}   ({ratio})", flush=True)
+    quick: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    for round_ in range(args.quick_rounds):
+        for n in sizes:
+            quick[n].append(measure_in_process(work, templates[n], f"q{n}-{round_}", args))
+        print(f"in-process round {round_ + 1}: done", flush=True)
+    if args.rounds:
+        report("server figures", runs, every=False)
+    if args.quick_rounds:
+        report("in-process figures (each round's value in brackets)", quick, every=True)
     if args.lag_seconds > 0:
         for n in sizes if args.lag_spans is None else [n for n in sizes if n in args.lag_spans]:
             target = work / f"lag-{n}" / "db.duckdb"
