@@ -24,11 +24,11 @@ received in January 2026: outside the live lookback and the dashboard's default 
 The benchmark process runs with the garbage collector as ``tracescore serve`` sets it
 (``tune_gc``), so the in-process figures see what the server sees.
 Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
-printed as the median over rounds with its ratio to N = 0. The two in-process figures (1's in
+printed as the median over rounds with its ratio to N = 0 and every round's value. The two
+in-process figures (1's in
 process, and 2) take a few seconds each and single runs on this machine vary by ±12 % from
 minute to minute whatever the size, so they run in rounds of their own (``--quick-rounds``,
-default 7: each round measures every size once, back to back), printed with every round's
-value. Nothing is asserted.
+default 7: each round measures every size once, back to back). Nothing is asserted.
 
 Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 10000000 [--seconds 10]
      [--rounds 3] [--quick-rounds 7] [--lag-seconds 300] [--lag-spans 0 10000000]
@@ -389,18 +389,17 @@ def _short(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}"
 
 
-def report(title: str, runs: dict[int, list[dict[str, float]]], *, every: bool) -> None:
-    """Per size, each figure's median over rounds and its ratio to N = 0 (``every``: and each
-    round's value, in round order)."""
+def report(title: str, runs: dict[int, list[dict[str, float]]]) -> None:
+    """Per size, each figure's median over rounds, its ratio to N = 0 and each round's value
+    (in round order)."""
     base = {name: statistics.median(run[name] for run in runs[0]) for name in runs[0][0]}
     for n, rounds in runs.items():
         print(f"== N = {n:,} background spans, {title}: medians of {len(rounds)} rounds")
         for name in rounds[0]:
             value = statistics.median(run[name] for run in rounds)
             ratio = f"{value / base[name]:.2f}× N=0" if base[name] else "-"
-            values = ("   [" + ", ".join(_short(run[name]) for run in rounds) + "]"
-                      if every else "")
-            print(f"  {name:<40} {value:>12,.2f}   ({ratio}){values}", flush=True)
+            values = "[" + ", ".join(_short(run[name]) for run in rounds) + "]"
+            print(f"  {name:<40} {value:>12,.2f}   ({ratio})   {values}", flush=True)
 
 
 def main() -> None:
@@ -450,9 +449,9 @@ def main() -> None:
             quick[n].append(measure_in_process(work, templates[n], f"q{n}-{round_}", args))
         print(f"in-process round {round_ + 1}: done", flush=True)
     if args.rounds:
-        report("server figures", runs, every=False)
+        report("server figures (each round's value in brackets)", runs)
     if args.quick_rounds:
-        report("in-process figures (each round's value in brackets)", quick, every=True)
+        report("in-process figures (each round's value in brackets)", quick)
     if args.lag_seconds > 0:
         for n in sizes if args.lag_spans is None else [n for n in sizes if n in args.lag_spans]:
             target = work / f"lag-{n}" / "db.duckdb"
