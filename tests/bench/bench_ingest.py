@@ -6,10 +6,11 @@ Separate load-generator processes (``--clients``), each running ``--inflight`` c
 exporters, send realistic export requests (512 spans of about 1.2 KB with GenAI attributes, 16
 traces per request, fresh ids every request) back to back over keep-alive connections; each
 exporter waits for its answer before sending again, as an OTLP exporter does. The script prints
-the sustained spans/s the server acknowledged, p50/p99 request latency, the server's peak RSS
-and CPU per span, and the same work done in one process without HTTP (``in_process``: decode →
-Arrow → DuckDB group commit, with the time split between them: the ceiling). Nothing is
-asserted.
+the sustained spans/s the server acknowledged (overall, before the first traces settle and
+after, when the totals maintainer works alongside), p50/p99 request latency, the server's peak
+RSS and CPU per span, the same work done in one process without HTTP (``in_process``: decode →
+Arrow → DuckDB group commit, with the time split between them: the ceiling), and what the
+totals maintainer computes alone over those traces (``totals_rate``). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -397,6 +398,38 @@ def in_process(
     return figures
 
 
+def totals_rate(db: Path, batches: int = 20) -> float:
+    """Traces/s the totals maintainer computes (alone, in this process) over ``batches`` full
+    batches of the traces ``in_process`` stored in ``db`` (32-span traces); prints it."""
+    import asyncio
+
+    from tracescore.live import TotalsMaintainer
+    from tracescore.server import tune_gc
+    from tracescore.store import Store
+
+    tune_gc()  # as in the server
+    with Store(db) as store:
+        maintainer = TotalsMaintainer(store, settle_s=0, max_wait_s=0)
+
+        async def run() -> int:
+            done = 0
+            for _ in range(batches):
+                computed = await maintainer.run_once()
+                done += computed
+                if computed < maintainer.batch_size:
+                    break
+            return done
+
+        started = time.perf_counter()
+        done = asyncio.run(run())
+        elapsed = time.perf_counter() - started
+    per_trace = SPANS_PER_REQUEST // TRACES_PER_REQUEST
+    print(f"Totals maintainer alone (model calls and totals of the traces stored above, "
+          f"{per_trace} spans each): {done:,} traces in {elapsed:.2f} s = {done / elapsed:,.0f} "
+          f"traces/s ({elapsed / max(1, done * per_trace) * 1e6:.1f} µs per span)")
+    return done / elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -418,6 +451,7 @@ def main() -> None:
     seconds = min(args.seconds, 10.0)
     if not args.compare_decoders:
         in_process(work / "in-process.duckdb", seconds)
+        totals_rate(work / "in-process.duckdb")
         return
     rates: dict[bool, list[float]] = {True: [], False: []}
     for round_index in range(args.compare_decoders):

@@ -25,10 +25,10 @@ The benchmark process runs with the garbage collector as ``tracescore serve`` se
 (``tune_gc``), so the in-process figures see what the server sees.
 Sizes are interleaved (``--rounds``: each round measures every size once) and each figure is
 printed as the median over rounds with its ratio to N = 0 and every round's value. The two
-in-process figures (1's in
-process, and 2) take a few seconds each and single runs on this machine vary by ±12 % from
-minute to minute whatever the size, so they run in rounds of their own (``--quick-rounds``,
-default 7: each round measures every size once, back to back). Nothing is asserted.
+in-process figures (1's in process, and 2) take a few seconds each and single runs on this
+machine vary by ±12 % from minute to minute whatever the size, so they run in rounds of their
+own (``--quick-rounds``, default 7: each round measures every size once, back to back).
+Nothing is asserted.
 
 Run: .venv/bin/python tests/bench/bench_scale.py --spans 0 1000000 10000000 [--seconds 10]
      [--rounds 3] [--quick-rounds 7] [--lag-seconds 300] [--lag-spans 0 10000000]
