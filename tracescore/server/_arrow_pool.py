@@ -2,9 +2,9 @@
 
 pyarrow's default pool on Linux (jemalloc) keeps freed memory for reuse. Every span batch,
 score write and trace read builds Arrow tables, and under steady ingest and scoring that
-retained memory kept growing: with 10 M spans stored, 4 minutes of the lag run took the
-server's RSS to 650 MB with jemalloc and 553 MB with the system pool (bench_scale's lag run,
-2026-12-01), with the same scoring lag.
+retained memory kept growing: in bench_scale's lag run with 10 M spans stored (2026-12-01),
+the server's RSS peaked at 654 MB over 5 minutes with jemalloc, and at 553 MB over 4 minutes
+and 561-573 MB over 5 with the system pool, with the same scoring lag.
 """
 
 from __future__ import annotations
