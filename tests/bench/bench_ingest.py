@@ -230,16 +230,18 @@ def rate_between(samples: list[tuple[float, int]], start_s: float, end_s: float)
 
 
 def bench_http(
-    seconds: float, clients: int, inflight: int, decode_workers: int, duckdb_memory: str
+    seconds: float, clients: int, inflight: int, decode_workers: int, duckdb_memory: str,
+    totals_busy_share: float | None = None,
 ) -> None:
     """Start a server, drive it from ``clients`` processes for ``seconds``, print figures."""
     from server_process import start_server
 
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     config = work / "bench.toml"
+    live = "" if totals_busy_share is None else f"[live]\ntotals_busy_share = {totals_busy_share}\n"
     config.write_text(
         f"[server]\nmax_body_bytes = 67108864\ndecode_workers = {decode_workers}\n"
-        f'duckdb_memory_limit = "{duckdb_memory}"\n'
+        f'duckdb_memory_limit = "{duckdb_memory}"\n{live}'
     )
     server = start_server(work / "bench.duckdb", args=["--config", str(config), "--no-grpc"])
     assert server.process is not None
@@ -439,6 +441,9 @@ def main() -> None:
     parser.add_argument("--decode-workers", type=int, default=0)
     parser.add_argument("--duckdb-memory", default="256MB", help="the server's duckdb_memory_limit")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--skip-in-process", action="store_true")
+    parser.add_argument("--totals-busy-share", type=float, default=None,
+                        help="the server's [live] totals_busy_share (default: the server's)")
     parser.add_argument("--compare-decoders", type=int, default=0, metavar="ROUNDS",
                         help="also run in_process with the reference decoder, interleaved with "
                              "the columnar one for ROUNDS rounds, and print the medians' ratio")
@@ -446,7 +451,9 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if not args.skip_http:
         bench_http(args.seconds, args.clients, args.inflight, args.decode_workers,
-                   args.duckdb_memory)
+                   args.duckdb_memory, args.totals_busy_share)
+    if args.skip_in_process:
+        return
     work = Path(tempfile.mkdtemp(prefix="bench-in-process-"))
     seconds = min(args.seconds, 10.0)
     if not args.compare_decoders:

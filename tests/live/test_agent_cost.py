@@ -6,6 +6,7 @@ Expected costs are computed here from litellm's local cost map (never hard-coded
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -19,6 +20,7 @@ import pytest
 
 from tracescore.live import ConfigError, Pricing, TotalsMaintainer, parse_pricing
 from tracescore.live._rows import utc_now
+from tracescore.live._totals import yield_pause
 from tracescore.store import SCHEMA_VERSION, Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -371,3 +373,67 @@ async def test_the_migration_backfills_an_old_database(tmp_path: Path) -> None:
         assert upgraded.read("SELECT * FROM model_calls ORDER BY trace_id, span_id") == (
             expected_calls)
         assert not m.stats.tokens_total  # the backfill is not counted as new spend
+
+
+# -- ingest comes first ----------------------------------------------------------------------
+
+
+def test_yield_pause_leaves_the_rest_of_the_wall_time() -> None:
+    assert yield_pause(2.0, 0.25) == pytest.approx(6.0)  # 2 s of 8: a quarter
+    assert yield_pause(2.0, 0.5) == pytest.approx(2.0)
+    assert yield_pause(2.0, 1.0) == 0.0
+    assert yield_pause(0.0, 0.25) == 0.0
+
+
+def test_a_busy_share_outside_0_to_1_is_refused(store: Store) -> None:
+    for share in (0.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match="busy_share"):
+            TotalsMaintainer(store, busy_share=share)
+
+
+def test_the_maintainer_pauses_only_while_ingest_outpaces_it(store: Store) -> None:
+    m = TotalsMaintainer(store, busy_share=0.25)
+    before = m._spans_received()
+    assert m.pause_after(2.0, before, 100) == 0.0  # a quiet server: the backlog drains at once
+    store.write_spans_sync([chat(f"{n:016x}", trace_id="3c" * 16, model="gpt-4o-mini",
+                                 tokens=(5, 1)) for n in range(3)])
+    assert m.pause_after(2.0, before, 3) == 0.0  # it keeps up with the traffic: no pause
+    assert m.pause_after(2.0, before, 2) == pytest.approx(6.0)  # 3 arrived, 2 computed
+    assert TotalsMaintainer(store, busy_share=1.0).pause_after(2.0, before, 2) == 0.0
+
+
+async def test_a_backlog_on_a_quiet_server_drains_without_pauses(store: Store) -> None:
+    for index in range(5):
+        trace_id = f"{index:02x}" * 16
+        store.write_spans_sync([agent("1" * 16, trace_id=trace_id),
+                                chat("2" * 16, trace_id=trace_id, parent="1" * 16,
+                                     model="gpt-4o-mini", tokens=(5, 1))])
+        _arrived(store, trace_id, ago_s=3600)
+    slept: list[float] = []
+    drained = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        drained.set()
+        await asyncio.sleep(0)
+
+    m = TotalsMaintainer(store, batch_size=2, interval_s=7.0, _sleep=sleep)
+    await m.start()
+    await asyncio.wait_for(drained.wait(), timeout=30)
+    await m.stop()
+    # three passes (2 + 2 + 1 traces); the only wait is the interval after the short one
+    assert slept == [7.0]
+    assert store.read("SELECT count(*) AS n FROM traces WHERE totals_received_at IS NULL")[0][
+        "n"] == 0
+
+
+async def test_traces_pending_counts_a_backlog_until_a_pass_catches_up(store: Store) -> None:
+    for index in range(10):
+        trace_id = f"{index + 0x40:02x}" * 16
+        store.write_spans_sync([chat("2" * 16, trace_id=trace_id, model="gpt-4o-mini",
+                                     tokens=(5, 1))])
+    m = maintainer(store)  # batch_size 7
+    assert await m.run_once() == 7
+    assert m.stats.traces_pending == 3  # a full batch: the rest is counted
+    assert await m.run_once() == 3
+    assert m.stats.traces_pending == 0

@@ -12,6 +12,7 @@ def test_defaults_match_the_documented_values() -> None:
     assert (live.interval_seconds, live.settle_seconds, live.max_wait_seconds) == (2, 10, 300)
     assert (live.concurrency, live.max_attempts, live.retry_base_seconds) == (8, 3, 30)
     assert live.budget.max_judge_cost_usd_per_hour == 5.0
+    assert live.totals_busy_share == 0.25
 
 
 def test_issue_example_parses() -> None:
@@ -71,3 +72,5 @@ def test_bad_live_key_names_the_table() -> None:
         parse_live_settings({"budget": {"max_judge_cost_usd_per_hour": -1}}, source="f.toml")
     with pytest.raises(ConfigError, match="key 'concurency': unknown key"):
         parse_live_settings({"concurency": 4})
+    with pytest.raises(ConfigError, match="key 'totals_busy_share'"):
+        parse_live_settings({"totals_busy_share": 0})

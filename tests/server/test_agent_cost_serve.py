@@ -112,6 +112,8 @@ def test_metrics_count_the_agent_tokens_cost_and_durations(cost_server: ServerPr
     assert total("tracescore_model_call_duration_seconds_count", model=model) == len(calls)
     assert total("tracescore_model_call_duration_seconds_sum", model=model) == pytest.approx(
         sum(c["duration_ms"] for c in calls) / 1000)
+    pending = [s for s in samples if s.name == "tracescore_agent_traces_pending"]
+    assert [s.value for s in pending] == [0.0]  # every trace computed: no backlog
 
 
 def test_cost_command_groups_by_model_and_day(cost_server: ServerProcess) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._errors import ConfigError
+from ._totals import BUSY_SHARE
 
 Target = Literal[
     "trace",
@@ -57,6 +58,10 @@ class LiveSettings(_Strict):
     trace of it arrived for this long."""
     max_wait_seconds: float = Field(default=300.0, gt=0)
     """A trace is ready this long after its first span arrived, root or not."""
+    totals_busy_share: float = Field(default=BUSY_SHARE, gt=0, le=1)
+    """While spans arrive faster than the totals maintainer (model calls and ``traces`` totals)
+    computes them, the largest share of wall time it spends on the backlog: ingest comes first
+    (1: no limit)."""
     lookback_seconds: float = Field(default=3600.0, ge=0)
     """A scorer version seen for the first time scores traces that arrived this far back."""
     concurrency: int = Field(default=8, ge=1, le=1024)

@@ -9,6 +9,16 @@ one writer transaction. A full batch is followed at once by the next, so a backl
 backfill after an upgrade: the migration leaves every old trace stale) drains in batches, with
 progress logged, while the server serves.
 
+Ingest comes first. Computing a trace's totals costs about twice what storing its spans did (the
+step tree is built in Python, and shares the interpreter with the HTTP handlers), so a
+maintainer that drained a backlog flat out under a flood of spans halved sustained ingest.
+After a full batch during which more spans arrived than the batch computed (ingest outpaces
+the maintainer: it could not catch up while that lasts anyway), it pauses so that its batches
+take at most ``busy_share`` of the wall time (``yield_pause``). Otherwise (a backfill on a quiet
+server, or a backlog under traffic it can outpace) it goes on at once. Under a flood the totals
+fall behind (``tracescore_agent_traces_pending`` on ``/metrics``) and catch up once it ends;
+spans are not refused on their account.
+
 A span that arrives after its trace was computed makes it stale again; it is recomputed once it
 settles, its calls replaced.
 
@@ -29,7 +39,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -41,6 +51,10 @@ if TYPE_CHECKING:
     from tracescore.store import StoreLike
 
 log = logging.getLogger(__name__)
+
+BUSY_SHARE = 0.25
+"""The default largest share of wall time the maintainer's batches take while spans arrive
+faster than it computes them (``[live] totals_busy_share``)."""
 
 CATCH_UP_MARGIN = timedelta(seconds=60)
 """Extra look-back of the bounded ready query, beyond ``max(settle_s, max_wait_s)``."""
@@ -72,6 +86,9 @@ class AgentSpendStats:
     duration_sum_s: dict[str, float] = field(default_factory=dict)
     traces_computed: int = 0
     traces_pending: int = 0
+    """Traces whose totals wait, counted at most every 10 s while a backlog lasts (a full batch
+    after a full batch: a backfill, or a flood the maintainer yields to); 0 once a pass
+    found every ready trace."""
 
     def add_call(self, call: dict[str, Any], sign: int = 1) -> None:
         """Count one ``model_calls`` row (``sign=-1`` takes back a replaced one)."""
@@ -169,6 +186,14 @@ def trace_totals(spend: Any, calls: Sequence[dict[str, Any]], chosen_at: datetim
     }
 
 
+def yield_pause(busy_s: float, share: float) -> float:
+    """Seconds to pause after a batch that took ``busy_s`` so batches take ``share`` of the
+    wall time (``share`` 1: no pause)."""
+    if share >= 1.0 or busy_s <= 0.0:
+        return 0.0
+    return busy_s * (1.0 - share) / share
+
+
 class TotalsMaintainer:
     """Keeps ``model_calls`` and the ``traces`` totals; ``await start()`` / ``await stop()``.
 
@@ -185,22 +210,30 @@ class TotalsMaintainer:
         settle_s: float = 10.0,
         max_wait_s: float = 300.0,
         batch_size: int = 200,
+        busy_share: float = BUSY_SHARE,
         _clock: Callable[[], datetime] | None = None,
+        _sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        if not 0.0 < busy_share <= 1.0:
+            raise ValueError(f"busy_share must be in (0, 1], got {busy_share!r}")
         self.store = store
         self.pricing = pricing or Pricing()
         self.interval_s = interval_s
         self.settle = timedelta(seconds=settle_s)
         self.max_wait = timedelta(seconds=max_wait_s)
         self.batch_size = batch_size
+        self.busy_share = busy_share
         self.stats = AgentSpendStats()
         self._clock = _clock or utc_now
+        self._sleep = _sleep or asyncio.sleep
         self._started_at = self._clock()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._backlog_logged = 0.0
         self._caught_up_at: datetime | None = None
         """When the last pass began that found every ready trace (None: none yet)."""
+        self._batch_spans = 0
+        """Spans of the traces the last pass computed."""
 
     async def start(self) -> None:
         """Start the background loop."""
@@ -221,6 +254,8 @@ class TotalsMaintainer:
 
     async def _loop(self) -> None:
         while not self._stopping:
+            received = self._spans_received()
+            began = time.monotonic()
             try:
                 done = await self.run_once()
             except asyncio.CancelledError:
@@ -230,7 +265,22 @@ class TotalsMaintainer:
                             self.interval_s, exc)
                 done = 0
             if done < self.batch_size:
-                await asyncio.sleep(self.interval_s)
+                await self._sleep(self.interval_s)
+            else:
+                pause = self.pause_after(time.monotonic() - began, received, self._batch_spans)
+                if pause:
+                    await self._sleep(pause)
+
+    def pause_after(self, busy_s: float, received_before: int, computed_spans: int) -> float:
+        """Seconds to wait after a full batch that took ``busy_s`` and computed the traces of
+        ``computed_spans`` spans: ``yield_pause`` if more spans arrived meanwhile (since the
+        writer had received ``received_before``), else none."""
+        if self._spans_received() - received_before <= computed_spans:
+            return 0.0
+        return yield_pause(busy_s, self.busy_share)
+
+    def _spans_received(self) -> int:
+        return self.store.stats().spans_received
 
     async def run_once(self) -> int:
         """Compute one batch of ready, stale traces; return how many were written."""
@@ -244,10 +294,12 @@ class TotalsMaintainer:
             limit=self.batch_size,
             received_since=None if self._caught_up_at is None else self._caught_up_at - horizon,
         )
+        self._batch_spans = 0
         chosen = await asyncio.to_thread(self.store.read, sql, params)
         written = await self._compute(chosen) if chosen else 0
         if len(chosen) < self.batch_size:
             self._caught_up_at = began
+            self.stats.traces_pending = 0
         else:
             await self._log_progress()
         return written
@@ -258,6 +310,7 @@ class TotalsMaintainer:
         since = min(row["first_received_at"] for row in chosen)
         ids = [row["trace_id"] for row in chosen]
         spans = await asyncio.to_thread(self.store.fetch_recent_spans, ids, since=since)
+        self._batch_spans = sum(len(rows) for rows in spans.values())
         replace = [row["trace_id"] for row in chosen if row["seen"]]
         old_calls = await self._old_calls(replace)
         traces, calls = await asyncio.to_thread(self._build, chosen, spans)
@@ -319,11 +372,13 @@ class TotalsMaintainer:
         rows = await asyncio.to_thread(self.store.read, stale_count_sql())
         pending = int(rows[0]["n"]) if rows else 0
         self.stats.traces_pending = pending
-        log.info("trace totals: %d traces computed so far, %d still to compute (backfill)",
+        log.info("trace totals: %d traces computed so far, %d still to compute (a backlog: "
+                 "after an upgrade, or spans arriving faster than they are computed)",
                  self.stats.traces_computed, pending)
 
 
 __all__ = [
+    "BUSY_SHARE",
     "CATCH_UP_MARGIN",
     "DURATION_BUCKETS_S",
     "AGENT_TOKEN_KINDS",
@@ -331,4 +386,5 @@ __all__ = [
     "TotalsMaintainer",
     "price_calls",
     "trace_totals",
+    "yield_pause",
 ]

@@ -16,6 +16,8 @@ dashboard queries:
   ``tracescore_agent_unpriced_calls_total{project,model}`` (counters: the agent's own model
   calls, of traces first received since the process started, counted when the trace is ready)
 - ``tracescore_model_call_duration_seconds{model}`` (histogram of those calls)
+- ``tracescore_agent_traces_pending`` (gauge: traces whose totals wait while the totals
+  maintainer works through a backlog; 0 once it has caught up)
 
 Every labelled series whose labels are known up front is exported as 0 from the first scrape
 (as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
@@ -143,7 +145,11 @@ def _monitor_families(live: Any) -> Iterator[Any]:
 
 def _agent_families(totals: Any) -> Iterator[Any]:
     """The agent-spend families from the totals maintainer's ``AgentSpendStats``."""
-    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+    )
 
     from tracescore.live import AGENT_TOKEN_KINDS, DURATION_BUCKETS_S
 
@@ -177,7 +183,11 @@ def _agent_families(totals: Any) -> Iterator[Any]:
             bounds = [*(f"{b:g}" for b in DURATION_BUCKETS_S), "+Inf"]
             duration.add_metric([model], list(zip(bounds, counts, strict=True)),
                                 sum_value=stats.duration_sum_s.get(model, 0.0))
-    yield from (tokens, cost, unpriced, duration)
+    pending = GaugeMetricFamily("tracescore_agent_traces_pending",
+                                "Traces whose totals wait while the totals maintainer works "
+                                "through a backlog (0 once caught up)",
+                                value=stats.traces_pending if stats is not None else 0)
+    yield from (tokens, cost, unpriced, duration, pending)
 
 
 def mount_metrics(app: FastAPI) -> None:

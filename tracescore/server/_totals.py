@@ -4,7 +4,8 @@ maintainer in the lifespan.
 ``mount_totals(app)`` (in ``DEFAULT_MOUNTS``) reads ``[pricing]`` from the settings' config file
 (a bad entry stops ``create_app`` with one sentence). ``totals_lifespan(app)`` (in
 ``DEFAULT_HOOKS``) runs ``tracescore.live.TotalsMaintainer`` on ``app.state.store`` with the
-``[live]`` readiness settings (``interval_seconds``, ``settle_seconds``, ``max_wait_seconds``),
+``[live]`` readiness settings (``interval_seconds``, ``settle_seconds``, ``max_wait_seconds``)
+and ``totals_busy_share``,
 whether or not live scoring is enabled; it is ``app.state.totals`` (its ``stats`` feed
 ``/metrics``).
 """
@@ -59,6 +60,7 @@ async def totals_lifespan(app: FastAPI) -> AsyncIterator[None]:
         interval_s=live.interval_seconds,
         settle_s=live.settle_seconds,
         max_wait_s=live.max_wait_seconds,
+        busy_share=live.totals_busy_share,
     )
     await maintainer.start()
     app.state.totals = maintainer

@@ -4,7 +4,10 @@ it, as a typed protocol instead of ``Any``. ``Store`` satisfies it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from ._writer import WriterStats
 
 T = TypeVar("T")
 
@@ -29,6 +32,10 @@ class StoreLike(Protocol):
         decisions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         """Score, judge-execution and decision rows in one transaction."""
+        ...
+
+    def stats(self) -> WriterStats:
+        """The writer's counters (spans received, commits, ...)."""
         ...
 
     def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]:
