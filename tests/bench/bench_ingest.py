@@ -11,6 +11,9 @@ after, when the totals maintainer works alongside), p50/p99 request latency, the
 RSS and CPU per span, the same work done in one process without HTTP (``in_process``: decode →
 Arrow → DuckDB group commit, with the time split between them: the ceiling), and what the
 totals maintainer computes alone over those traces (``totals_rate``). Nothing is asserted.
+``--totals-busy-share S`` runs the server with ``[live] totals_busy_share = S`` (1: the
+maintainer never yields to ingest), for an A/B of that policy; ``--skip-in-process`` stops after
+the HTTP part.
 """
 
 from __future__ import annotations
