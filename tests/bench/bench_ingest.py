@@ -294,8 +294,9 @@ def bench_http(
     print(f"  sustained            {acknowledged / seconds:>10,.0f} spans/s "
           f"({acknowledged:,} acknowledged, {stored:,} stored, {refused} requests refused 503)")
     if latencies:
-        print(f"  request latency      p50 {statistics.median(latencies) * 1000:7.1f} ms   "
-              f"p99 {p99 * 1000:7.1f} ms   ({len(latencies)} requests)")
+        p50 = statistics.median(latencies)
+        print(f"  request latency      p50 {p50 * 1000:7.1f} ms   p99 {p99 * 1000:7.1f} ms   "
+              f"p99/p50 {p99 / p50:.2f}×   ({len(latencies)} requests)")
     from tracescore.live import LiveSettings
 
     settle = LiveSettings().settle_seconds  # the first traces become ready this long after the
