@@ -22,6 +22,7 @@ import argparse
 import collections
 import multiprocessing as mp
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -283,6 +284,7 @@ def bench_http(
                         json={"sql": "SELECT count(*) FROM spans"}).json()["rows"][0][0]
     health = httpx.get(f"{server.url}/healthz").json()
     server.stop()
+    shutil.rmtree(work, ignore_errors=True)  # the run's database (hundreds of MB)
     acknowledged = sum(item[0] for item in collected)
     refused = sum(item[1] for item in collected)
     latencies = sorted(lat for item in collected for lat in item[2])
@@ -459,18 +461,25 @@ def main() -> None:
     if args.skip_in_process:
         return
     work = Path(tempfile.mkdtemp(prefix="bench-in-process-"))
-    seconds = min(args.seconds, 10.0)
-    if not args.compare_decoders:
+    try:
+        run_in_process(work, min(args.seconds, 10.0), args.compare_decoders)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_in_process(work: Path, seconds: float, compare_decoders: int) -> None:
+    """The in-process part of ``main`` (its databases in ``work``)."""
+    if not compare_decoders:
         in_process(work / "in-process.duckdb", seconds)
         totals_rate(work / "in-process.duckdb")
         return
     rates: dict[bool, list[float]] = {True: [], False: []}
-    for round_index in range(args.compare_decoders):
+    for round_index in range(compare_decoders):
         for reference in (True, False):
             db = work / f"in-process-{round_index}-{int(reference)}.duckdb"
             rates[reference].append(in_process(db, seconds, reference=reference)["spans_per_s"])
     columnar, old = statistics.median(rates[False]), statistics.median(rates[True])
-    print(f"in process, medians of {args.compare_decoders} interleaved rounds: columnar "
+    print(f"in process, medians of {compare_decoders} interleaved rounds: columnar "
           f"{columnar:,.0f} spans/s, reference {old:,.0f} spans/s ({columnar / old:.2f}x); "
           f"load average now {os.getloadavg()[0]:.1f}")
 
