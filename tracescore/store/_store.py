@@ -121,7 +121,7 @@ class Store:
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_rows: int = 32_768,
         max_batch_bytes: int = 32 * 1024 * 1024,
-        min_batch_rows: int = 8_192,
+        min_batch_rows: int = 2_048,
         linger_s: float = 0.025,
         retry_after_s: float = 1.0,
         memory_limit: str | None = None,
