@@ -88,9 +88,11 @@ def adapt(span: Span, step: Step) -> None:
             step.name = step.model
     elif top:
         function_id = first_present(attrs, "ai.telemetry.functionId", "resource.name")
-        step.kind = "agent_run"
+        # The app's call, which loops over tools when it has them: an agent run or a model-call
+        # wrapper, as stage 2 finds (``_agent_runs``).
+        step.kind = "model_generation"
         step.hint = "aisdk_top"
-        step.name = str(function_id) if function_id else op
+        step.name = str(function_id) if function_id else op.removeprefix("ai.")
         step.agent_id = step.name
         prompt = attrs.get("ai.prompt")
         if prompt is not None:

@@ -22,6 +22,7 @@ _NAME_KINDS = (
     ("execute_tool ", "tool_call"),
     ("workflow_step ", "workflow_step"),
 )
+_WORD = re.compile(r"[\w-]+")
 _QUOTED_STEP = re.compile(r"^workflow step:\s*'?(.*?)'?$")
 _TRACELOOP_KINDS = {
     "workflow": "workflow_run",
@@ -123,6 +124,15 @@ def strip_prefix(name: str, *prefixes: str) -> str:
     return name
 
 
+def method_owner(name: str) -> str:
+    """A run named like a method call (``FunctionAgent.run``, ``ReAct.forward``) is named by its
+    object; any other name is kept."""
+    head, dot, tail = name.rpartition(".")
+    if dot and head and tail.strip("_").isidentifier() and _WORD.fullmatch(head):
+        return head
+    return name
+
+
 def _unwrap_entity(value: Any) -> Any:
     """OpenLLMetry writes ``{"inputs": …}`` / ``{"outputs": …}`` envelopes; unwrap them."""
     if isinstance(value, dict):
@@ -132,4 +142,4 @@ def _unwrap_entity(value: Any) -> Any:
     return value
 
 
-__all__ = ["adapt", "base_step", "claims", "strip_prefix"]
+__all__ = ["adapt", "base_step", "claims", "method_owner", "strip_prefix"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._adapt_generic import method_owner
 from ._messages import flattened_messages, parse_message, parse_messages
 from ._span import Span
 from ._steps import Lazy, Msg, Step
@@ -100,12 +101,10 @@ def adapt(span: Span, step: Step) -> None:
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
         # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"
-        step.name = str(name) if name else _entry_name(span.name)
+        step.name = str(name) if name else method_owner(span.name)
         step.agent_id = step.name
         if step.input is not None:
             step.input_messages = parse_messages(step.input, default_role="user")
-        if step.output is not None:
-            step.output_messages = parse_messages(_answer_of(step.output), default_role="assistant")
     elif step.kind == "embedding":
         model = attrs.get("embedding.model_name")
         if model:
@@ -193,13 +192,6 @@ def _call_kwargs(value: Any) -> Any:
     return value
 
 
-def _entry_name(name: str) -> str:
-    for suffix in (".run", ".kickoff"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def _tool_output(value: Any, step: Step) -> Any:
     """A tool's result: LlamaIndex writes its ``ToolOutput`` (``{"blocks": [...], "tool_name",
     "raw_input", "raw_output", "is_error"}``); the result is its ``raw_output``."""
@@ -239,18 +231,6 @@ def _response_messages(output: Any) -> tuple[list[Msg] | None, str | None]:
             msg = parse_message({**output, "role": "assistant"})
             return ([msg] if msg is not None else None), output.get("stop_reason")
     return parse_messages(output, default_role="assistant"), None
-
-
-def _answer_of(output: Any) -> Any:
-    """An agent's answer from its output value (plain text, or a dict with a text field)."""
-    if isinstance(output, dict):
-        for key in ("text", "output", "answer", "content", "response", "result"):
-            if isinstance(output.get(key), str):
-                return output[key]
-        messages = output.get("messages")
-        if isinstance(messages, list):
-            return messages
-    return output
 
 
 __all__ = ["USAGE_KEYS", "adapt", "claims", "flattened_prompts", "value_of"]

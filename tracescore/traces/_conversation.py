@@ -1,4 +1,4 @@
-"""An agent run's conversation, derived from its model calls when the agent span lacks it.
+"""Stage 4: each agent run's conversation, derived from its model calls.
 
 Rules (``agent_input``):
 
@@ -8,16 +8,17 @@ Rules (``agent_input``):
   conversation and of the run's own input, each text once; else the instructions its model steps
   declare.
 - **The current turn** is the last user message (with the user messages right before it) of that
-  conversation, whatever wrapper text the framework put around it (smolagents' ``New task:``,
-  CrewAI's ``Current Task:``). The input message keeps the user's own text when the agent span
-  carries it (its trailing user messages, read from any of the shapes ``input_messages_of``
-  reads); otherwise it is that turn as the model got it. When the model got the user's text
-  inside a template, earlier user turns in the history are read back out of the same template.
+  conversation. The run's own input is used for it only when it is a real message list (items
+  with roles, at any depth of its record) or the plain user text; a record's text is used when
+  the model's current turn contains it (the user's own words without the wrapper text a
+  framework put around them: smolagents' ``New task:``, CrewAI's ``Current Task:``, a prompt
+  template). A Python repr is never read as a message's text. When the model got the user's
+  text inside a template, earlier user turns in the history are read back out of it too.
 - **Remembered messages** are the conversation before the current turn, without system messages;
-  what follows the turn in the first call's prompt (this run's own tool calls, as in a plain
-  LLM-call trace cut into several calls) is the run's work, not history. Tool results are folded
-  into the assistant calls they answer, consecutive assistant messages are joined, and a
-  final-answer tool call reads as the assistant's answer (``_plumbing``).
+  what follows the turn in the first call's prompt (this run's own tool calls) is the run's work,
+  not history. Tool results are folded into the assistant calls they answer, consecutive
+  assistant messages are joined, and a turn that ended with a final-answer call reads as the
+  assistant's answer (``_control``).
 """
 
 from __future__ import annotations
@@ -26,79 +27,54 @@ from typing import Any
 
 from tracescore.model import AgentInput, Message
 
+from ._control import answers_as_text
 from ._message_out import merge_conversation, to_message
-from ._messages import parse_messages
-from ._plumbing import answers_as_text
+from ._messages import norm_role, parse_messages
+from ._run_text import is_repr, texts_of
+from ._scope import own_model_steps
 from ._steps import MODEL_KINDS, Msg, Step
-from ._values import parse_json
-
-_INPUT_KEYS = (
-    "messages",
-    "input",
-    "task",
-    "query",
-    "question",
-    "prompt",
-    "user_msg",
-    "user_input",
-    "message",
-    "inputs",
-)
+from ._values import langchain_message, parse_json
 
 
 def input_messages_of(value: Any) -> list[Msg] | None:
-    """The user's messages from an agent span's input value, whatever shape carries them.
-
-    Reads a message list, plain text, and the envelopes frameworks write: ``{"messages": "..."}``
-    (CrewAI, a string), ``{"task": "...", "reset": ...}`` (smolagents), ``{"inputs":
-    {"messages": [["user", "..."]]}}`` (LangChain's serialisation, role/text pairs),
-    ``{"input": ...}``, ``{"query": ...}``. None when no text is there (LlamaIndex's
-    ``{"start_event": "AgentWorkflowStartEvent()"}``).
-    """
+    """An agent span's own input as messages, when it is a real message list (items with roles,
+    found at any depth of a record) or the plain user text; None otherwise (a record, a repr)."""
     value = parse_json(value)
-    if isinstance(value, dict):
-        for key in _INPUT_KEYS:
-            if key in value:
-                found = input_messages_of(value[key])
-                if found:
-                    return found
-        return None
     if isinstance(value, str):
-        return [Msg("user", [value])] if value.strip() else None
+        return [Msg("user", [value])] if value.strip() and not is_repr(value) else None
+    found = _message_list(value, 0)
+    if found is None:
+        return None
+    msgs = [m for m in parse_messages(found) or [] if m.parts]
+    return msgs or None
+
+
+def _message_list(value: Any, depth: int) -> list[Any] | None:
+    if depth > 4:
+        return None
     if isinstance(value, list):
-        msgs = [m for m in parse_messages(value) or [] if m.parts]
-        return msgs or None
+        if value and all(_message_shaped(item) for item in value):
+            return value
+        return None
+    if isinstance(value, dict):
+        for item in value.values():
+            found = _message_list(parse_json(item), depth + 1)
+            if found is not None:
+                return found
     return None
 
 
-def scope(agent: Step) -> list[Step]:
-    """The run's subtree in order (the run itself first when it is model work); kept on the step,
-    since the tree does not change once built."""
-    cached = agent._scope_cache
-    if cached is None:
-        below = list(agent.descendants())
-        cached = [agent, *below] if agent.kind in MODEL_KINDS else below
-        agent._scope_cache = cached
-    return cached
-
-
-def in_nested(step: Step, agent: Step) -> bool:
-    """True when ``step`` sits inside an agent run nested in ``agent``."""
-    parent = step.parent
-    while parent is not None and parent is not agent:
-        if parent.kind == "agent_run":
-            return True
-        parent = parent.parent
-    return False
-
-
-def own_model_steps(agent: Step) -> list[Step]:
-    """Model steps of this run (wrappers and calls), not those of nested agent runs, in order."""
-    cached = agent._model_steps_cache
-    if cached is None:
-        cached = [s for s in scope(agent) if s.kind in MODEL_KINDS and not in_nested(s, agent)]
-        agent._model_steps_cache = cached
-    return cached
+def _message_shaped(item: Any) -> bool:
+    """A message: a record with a role (or a LangChain serialisation), or a (role, text) pair."""
+    if isinstance(item, dict):
+        return "role" in item or langchain_message(item) is not None
+    return (
+        isinstance(item, (list, tuple))
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], str)
+        and norm_role(item[0], "") in ("system", "user", "assistant", "tool")
+    )
 
 
 def conversation(agent: Step) -> list[Msg]:
@@ -109,22 +85,47 @@ def conversation(agent: Step) -> list[Msg]:
     return own_input(agent)
 
 
-def own_input(agent: Step) -> list[Msg]:
-    """The run's own input messages, when its span carries any text (else empty)."""
+def own_input(agent: Step, turn: str = "") -> list[Msg]:
+    """The run's own input messages (see the rules above): a message list or the plain user
+    text; else the text of its record that the model's current turn ``turn`` contains."""
     msgs = agent.input_messages
-    if msgs:
-        for msg in msgs:
-            if msg.parts:
-                return msgs
+    if msgs and any(m.parts for m in msgs) and not any(is_repr(m.text) for m in msgs):
+        if agent.kind in MODEL_KINDS or agent._input is None or input_messages_of(agent.input):
+            return msgs
     if agent._input is None or agent.kind in MODEL_KINDS:
         return []
-    return input_messages_of(agent.input) or []
+    found = input_messages_of(agent.input)
+    if found:
+        return found
+    texts = texts_of(agent.input)
+    if turn:
+        inside = [t.strip() for t in texts if _fills_lines(t.strip(), turn)]
+        if inside:
+            return [Msg("user", [max(inside, key=len)])]
+    elif len(texts) == 1:
+        return [Msg("user", [texts[0]])]  # no model call to compare with: the record's one text
+    return []
+
+def _fills_lines(text: str, turn: str) -> bool:
+    """True when ``text`` sits in ``turn`` as most of the line(s) it is on (the user's words
+    inside a template), not as a word inside a sentence."""
+    if len(text) < 2:
+        return False
+    at = turn.find(text)
+    if at < 0:
+        return False
+    start = turn.rfind("\n", 0, at) + 1
+    end = turn.find("\n", at + len(text))
+    line = turn[start : len(turn) if end < 0 else end].strip()
+    return len(text) * 2 >= len(line)
 
 
 def agent_input(agent: Step) -> AgentInput:
     """The ``AgentInput`` of an agent run."""
     conv = conversation(agent)
-    own = own_input(agent)
+    first_turn = [m for m in conv if m.role != "system"]
+    start0, end0 = _current_turn(first_turn)
+    own = own_input(agent, "\n".join(m.text for m in first_turn[start0:end0]))
     system: list[str] = []
     for text in [
         *(agent.system or []),
@@ -193,12 +194,4 @@ def _current_turn(msgs: list[Msg]) -> tuple[int, int]:
     return start, end
 
 
-__all__ = [
-    "agent_input",
-    "input_messages_of",
-    "conversation",
-    "in_nested",
-    "own_input",
-    "own_model_steps",
-    "scope",
-]
+__all__ = ["agent_input", "conversation", "input_messages_of", "own_input"]

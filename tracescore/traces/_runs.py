@@ -9,8 +9,8 @@ from typing import Any, Literal
 from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
 
 from ._agent import agent_input, agent_output
-from ._conversation import own_model_steps
 from ._message_out import to_message
+from ._scope import own_model_steps
 from ._steps import MODEL_KINDS, TOOL_KINDS, Msg, Step
 from ._targets import default_agent, default_target, is_agent, step_of
 from ._trace import Trace

@@ -65,6 +65,9 @@ class Call:
     id: str | None
     name: str
     args: Any = None
+    control: str | None = None
+    """Set by the tree rules when the call is control, not a tool call of its run
+    (``"final_answer"`` or ``"handoff"``: ``_control``)."""
 
 
 @dataclass(slots=True)

@@ -30,9 +30,10 @@ from tracescore.model import (
     WorkflowWaitEventStep,
 )
 
-from ._agent import agent_output, untraced_tools
+from ._agent import agent_output
 from ._steps import MODEL_KINDS, RUN_KINDS, Step
 from ._targets import default_target, step_of
+from ._tool_steps import untraced_tools
 from ._trace import Trace
 
 _CONTAINERS = RUN_KINDS

@@ -1,20 +1,22 @@
-"""Build the normalized step tree of a trace: adapt each span, then apply the tree-level rules.
+"""Build the normalized step tree of a trace: adapt each span, then the tree rules in stages.
 
-Adapters see one span at a time (``_adapters``); the decisions that need a span's neighbours are
-framework-neutral rules on the tree, each module with its rules in its docstring:
+Each stage decides one thing from what the spans contain (not from framework names), in a
+module of its own with its rules in its docstring; no stage reaches into an earlier one's
+internals:
 
-1. ``_collapse``: which steps are runs (chains, AI SDK top calls, workflow children), wrapper
-   runs collapsed onto the agent they wrap, implicit agent runs and plain LLM-call traces.
-2. ``_model_calls``: which model steps are single calls (tokens counted once), wrappers lending
-   their one call what it lacks, request-preparation spans dropped.
-3. ``_plumbing``: tool payloads unwrapped and control tools (a final answer, a handoff) as their
-   spans are built, handed-to agents moved under the agent that handed off; once model calls
-   are known, plain spans named by an asked-for tool become its steps and tool steps are
-   completed from the conversation.
+1. **Model calls and tool executions** (``_adapters`` and the convention adapters, the generic
+   shape adapter last; ``_model_calls``: which model steps are single calls; ``_tool_spans``:
+   tool payloads, plain spans named by an asked-for tool).
+2. **Agent runs, found bottom-up** from them (``_agent_runs``, with ``_loops``: model calls
+   grouped into conversations by what they carry).
+3. **Containers classified by content** (``_containers``): handoffs, wrappers, workflow runs and
+   their steps, plumbing.
+4. **The conversation of each run** from its model calls (``_conversation``; read on demand).
+5. **Tool steps matched to the model's tool calls** (``_tool_steps``, ``_control`` for final
+   answers).
 
-The agent's conversation derived from its model calls is ``_conversation``'s; which step a
-scorer looks at is ``_targets``'. Each rule that changes a step records why in ``Step.notes``
-(``tracescore trace show --explain``).
+Which step a scorer looks at is ``_targets``'. Each rule that changes a step records why in
+``Step.notes`` (``tracescore trace show --explain``).
 """
 
 from __future__ import annotations
@@ -22,17 +24,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._adapters import adapt_span
-from ._collapse import adopt_bodies, classify, collapse_wrappers, implicit_agent
+from ._agent import declared_text
+from ._agent_runs import find_agent_runs
+from ._containers import classify_containers
 from ._model_calls import resolve_calls
-from ._plumbing import (
-    complete_tools,
-    control_tool,
-    handoffs,
-    is_control,
-    named_tool_spans,
-    unwrap_payloads,
-)
-from ._steps import RUN_KINDS, TOOL_KINDS, Step
+from ._steps import TOOL_KINDS, Step
+from ._tool_spans import named_tool_spans, unwrap_payloads
+from ._tool_steps import settle_tools
 
 if TYPE_CHECKING:
     from ._span import Span
@@ -43,9 +41,7 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     roots: list[Step] = []
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(roots_of)]
     tools: list[Step] = []
-    runs: list[Step] = []
     empties: list[Step] = []
-    handed: list[Step] = []
     plain_leaves: list[Step] = []
     pop, push = stack.pop, stack.append
     while stack:
@@ -54,16 +50,9 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
         kind = step.kind
         if kind in TOOL_KINDS:
             unwrap_payloads(step)
-            if is_control(step.tool_name):
-                control_tool(step)
-                if step.hint == "handoff":
-                    handed.append(step)
-            else:
-                tools.append(step)
-        elif kind in RUN_KINDS:
-            runs.append(step)
-            if kind == "agent_run" and not span.children:
-                empties.append(step)
+            tools.append(step)
+        elif kind == "agent_run" and not span.children:
+            empties.append(step)
         elif kind == "generic" and step.hint is None and parent is not None and not span.children:
             plain_leaves.append(step)
         if parent is None:
@@ -73,27 +62,23 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
             parent.children.append(step)
         for child in reversed(span.children):
             push((child, step))
-    if handed:
-        handoffs(handed)
-    if empties:
-        adopt_bodies(empties)
-    nested_runs = len(runs) > 1
-    if nested_runs:
-        collapse_wrappers(runs)
+    # 1. model calls, then the tool executions they explain
+    calls: list[Step] = []
     for root in roots:
-        classify(root, nested_runs=nested_runs)
-        implicit_agent(root)
-    for root in roots:
-        resolve_calls(root)
-    if plain_leaves:
+        calls.extend(resolve_calls(root))
+    if plain_leaves and calls:
         tools.extend(named_tool_spans(plain_leaves))
-    # The rules change kinds, fields and (for handoffs) parents, never which spans are steps.
-    for step in tools:
-        args = step.tool_args
-        if args is None or step.tool_result is None or type(args) is str:
-            for root in roots:
-                complete_tools(root)
-            break
+    calls.sort(key=lambda c: c.start_time_ns)
+    # 2. agent runs, bottom-up
+    runs = find_agent_runs(calls, tools, empties, roots)
+    # 3. what holds them
+    classify_containers(roots, runs)
+    # 5. tool steps (stage 4, the conversation, is read on demand by the consumers)
+    if tools or calls:
+        agents = [s for root in roots for s in root.walk() if s.kind == "agent_run"
+                  or s.stands_as_agent]
+        for agent in reversed(agents):  # innermost first: an outer run lists its nested tools
+            settle_tools(agent, declared_text(agent))
     return roots
 
 

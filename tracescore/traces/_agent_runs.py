@@ -1,0 +1,279 @@
+"""Stage 2: agent runs, found bottom-up from the model calls and tool executions.
+
+Rules, for each conversation (``_loops``: model calls linked by what they carry), deepest first:
+
+- **Its home** is the smallest span that holds the conversation: the common ancestor of its
+  calls and of the tool executions they asked for (a lone call is its own home).
+- **A declared agent** (a span a convention types as an agent: an OpenInference AGENT, a GenAI
+  ``invoke_agent``, Mastra's ``agent_run``) at or above the home is the run — the nearest one,
+  not climbing past a run already found. A span that says it is a node of a graph (its
+  ``langgraph_node`` metadata is its own name) is a step of a loop, not a run.
+- **Otherwise a conversation of several calls** (or a call and a tool) is run by its home: an
+  implicit agent run (a chain, a plain span or a model-call wrapper that loops over tools).
+- **A lone call with no declared agent** is a run only when it is the whole trace's work: its
+  home climbs to the root when nothing else in the trace is model or tool work and the root's
+  output, if it has any, reads as the call's answer (the root is then the run; a root that is
+  the call itself stands as the agent of a plain LLM-call trace). Elsewhere a lone call is one
+  model call of whatever holds it.
+- **An empty declared agent beside its body**: an agent span with nothing beneath, whose sibling
+  of the same name holds work, lends that sibling its declaration (OpenLLMetry's ``invoke_agent
+  X`` next to ``execute_task X``).
+
+Declared agents that run no conversation are left for stage 3 (containers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._adapt_generic import method_owner
+from ._loops import continues, conversations, facts_of
+from ._run_text import reads_as
+from ._steps import MODEL_KINDS, TOOL_KINDS, Step, note
+
+
+def graph_node(step: Step) -> bool:
+    """A span that says it is a node of a graph (``langgraph_node`` metadata is its own name)."""
+    node = step.metadata.get("langgraph_node")
+    return node is not None and node in (step.span_name, step.name)
+
+
+def declared_agent(step: Step) -> bool:
+    """A span a convention declares an agent run (and not a graph node)."""
+    return step.kind == "agent_run" and step.hint != "implicit_agent" and not graph_node(step)
+
+
+def find_agent_runs(
+    calls: list[Step], tools: list[Step], empties: list[Step], roots: list[Step]
+) -> list[Step]:
+    """Make each conversation's run an agent run; return the runs, outermost first.
+
+    ``calls``: the single model calls in start order; ``tools``: the tool executions;
+    ``empties``: declared agent spans with nothing beneath.
+    """
+    for empty in empties:
+        _lend_declaration(empty)
+    found: list[Step] = []
+    loose: list[Step] = []
+    owned: dict[int, list[Step]] = {}
+    owners: dict[int, Step] = {}
+    for call in calls:
+        owner = _declared_owner(call)
+        if owner is None:
+            loose.append(call)
+        else:
+            owned.setdefault(id(owner), []).append(call)
+            owners[id(owner)] = owner
+    for owner in _loop_steps(owners, owned):
+        loose.extend(owned.pop(id(owner)))
+        owner.kind = "generic"
+    for key, owner in owners.items():
+        if key in owned:
+            note(owner, "agent span holding a conversation of model calls: the agent run")
+            found.append(owner)
+    for tool in tools:
+        owner = _declared_owner(tool)
+        if owner is not None and owner not in found and id(owner) not in owned:
+            if owner.kind == "agent_run":
+                note(owner, "agent span holding tool calls: the agent run")
+                found.append(owner)
+    if loose:
+        loose.sort(key=lambda c: c.start_time_ns)
+        found.extend(_implicit_runs(loose, tools, len(roots)))
+    if loose or (tools and not found):
+        found.extend(_plain_roots(roots, found))
+    found = list(dict.fromkeys(found))
+    found.sort(key=_depth)
+    return found
+
+
+def _plain_roots(roots: list[Step], found: list[Step]) -> list[Step]:
+    """A plain root span over model or tool work in which no run was found is that work's run
+    (an app that instruments only its LLM client and its tools under a span of its own)."""
+    out: list[Step] = []
+    inside = {id(run) for run in found}
+    for root in roots:
+        if root.kind != "generic" or root.hint not in (None, "chain") or id(root) in inside:
+            continue
+        work = False
+        for below in root.descendants():
+            if id(below) in inside or below.kind in ("agent_run", "workflow_run"):
+                work = False
+                break
+            work = work or below.is_model_call or below.kind in TOOL_KINDS
+        if work:
+            _make_agent(root, "plain root over model or tool calls, no run found beneath: an "
+                        "implicit agent run")
+            out.append(root)
+    return out
+
+
+def _declared_owner(call: Step) -> Step | None:
+    node = call.parent
+    while node is not None:
+        if declared_agent(node):
+            return node
+        node = node.parent
+    return None
+
+
+def _loop_steps(owners: dict[int, Step], owned: dict[int, list[Step]]) -> list[Step]:
+    """Sibling agent spans that hold parts of one conversation (the later one's first call
+    continues the earlier one's last): steps of one loop, not runs."""
+    if len(owners) < 2:
+        return []
+    by_parent: dict[int, list[Step]] = {}
+    for owner in owners.values():
+        if owner.parent is not None:
+            by_parent.setdefault(id(owner.parent), []).append(owner)
+    steps: list[Step] = []
+    for siblings in by_parent.values():
+        if len(siblings) < 2:
+            continue
+        siblings.sort(key=lambda s: s.start_time_ns)
+        for earlier, later in zip(siblings, siblings[1:], strict=False):
+            why = continues(facts_of(owned[id(later)][0]), facts_of(owned[id(earlier)][-1]))
+            if why is None:
+                continue
+            for owner in (earlier, later):
+                if owner not in steps:
+                    steps.append(owner)
+                    note(owner, f"agent span holding part of a conversation that goes on in a "
+                         f"sibling ({why}): a step of that loop, not a run")
+    return steps
+
+
+def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Step]:
+    by_call_id = {t.tool_call_id: t for t in tools if t.tool_call_id}
+    homes: list[tuple[int, list[Step], Step]] = []
+    for loop in conversations(calls):
+        members: list[Step] = list(loop)
+        for call in loop:
+            for msg in call.output_messages or []:
+                for asked in msg.calls:
+                    tool = by_call_id.get(asked.id) if asked.id else None
+                    if tool is not None:
+                        members.append(tool)
+        home = common_ancestor(members)
+        homes.append((_depth(home), loop, home))
+    homes.sort(key=lambda item: -item[0])
+    out: list[Step] = []
+    for _, loop, home in homes:
+        run = _run_of(loop, home, roots)
+        if run is not None:
+            out.append(run)
+    return out
+
+
+def _run_of(loop: list[Step], home: Step, roots: int) -> Step | None:
+    node: Step | None = home
+    while node is not None:
+        if node is not home and node.kind == "agent_run" and node.hint == "implicit_agent":
+            return None  # a run already found holds this conversation: its model call(s)
+        if declared_agent(node):
+            note(node, f"nearest agent span above the conversation of {home.name!r}: the "
+                 "agent run")
+            return node
+        node = node.parent
+    if home.is_model_call:
+        return _lone_call_run(home) if len(loop) == 1 else None
+    if home.kind in MODEL_KINDS and home.hint != "aisdk_top" and (home.parent or roots > 1):
+        return None  # a model step over its calls, inside something else: not the run
+    _make_agent(home, f"smallest span holding a conversation of {len(loop)} model call(s) and "
+                "the tools they asked for, with no agent span: an implicit agent run")
+    return home
+
+
+def _lone_call_run(call: Step) -> Step | None:
+    """A lone call is the run of the whole trace when nothing else in it is work."""
+    root = call
+    while root.parent is not None:
+        root = root.parent
+    if root is call:
+        call.stands_as_agent = True
+        note(call, "plain LLM-call trace (no agent or workflow run): the outermost model call "
+             "stands as the agent run")
+        return None
+    if root.kind in MODEL_KINDS and root.hint != "aisdk_top":
+        # A model wrapper over the call (an LLM span around another): the call is the agent.
+        if not any(s.kind in TOOL_KINDS for s in root.walk()):
+            root.stands_as_agent = True
+            note(root, "plain LLM-call trace (no agent or workflow run): the outermost model "
+                 "step stands as the agent run")
+        return None
+    for step in root.walk():
+        if step is not call and (step.is_model_call or step.kind in TOOL_KINDS):
+            return None
+        if step.kind in ("agent_run", "workflow_run") and step is not root:
+            return None
+    answer = "".join(m.text for m in call.output_messages or [] if m.role == "assistant")
+    if root._output is not None and reads_as(root.output, [answer]) is False:
+        return None
+    _make_agent(root, "root span over the trace's one model call, with no agent span, and "
+                "nothing else of its own: an implicit agent run")
+    return root
+
+
+def _make_agent(step: Step, why: str) -> None:
+    step.kind = "agent_run"
+    step.hint = "implicit_agent"
+    step.name = method_owner(step.name) if step.name == step.span_name else step.name
+    step.agent_id = step.agent_id or step.name
+    note(step, why)
+
+
+def _lend_declaration(empty: Step) -> None:
+    """An empty agent span whose sibling of the same name holds work: the sibling is the agent."""
+    parent = empty.parent
+    if parent is None or empty.children:
+        return
+    for sibling in parent.children:
+        if sibling is empty or sibling.name != empty.name or sibling.kind == "agent_run":
+            continue
+        if not any(s.is_model_call or s.kind in MODEL_KINDS for s in sibling.walk()):
+            continue
+        sibling.kind = "agent_run"
+        sibling.hint = "agent_body"
+        sibling.agent_id = empty.agent_id or empty.name
+        sibling.conversation_id = sibling.conversation_id or empty.conversation_id
+        empty.kind = "generic"
+        empty.hint = "wrapper"
+        note(sibling, f"holds the run of the empty agent span {empty.span_id} of the same name "
+             "beside it: the agent run")
+        note(empty, f"empty agent span; its run is the sibling {sibling.span_id}")
+        return
+
+
+def common_ancestor(steps: Iterable[Step]) -> Step:
+    """The deepest step that is an ancestor of (or one of) every step given."""
+    iterator = iter(steps)
+    first = next(iterator)
+    path = _path(first)
+    for step in iterator:
+        other = set(map(id, _path(step)))
+        while path and id(path[-1]) not in other:
+            path.pop()
+    return path[-1] if path else first
+
+
+def _path(step: Step) -> list[Step]:
+    """Root → ``step``."""
+    out: list[Step] = []
+    node: Step | None = step
+    while node is not None:
+        out.append(node)
+        node = node.parent
+    out.reverse()
+    return out
+
+
+def _depth(step: Step) -> int:
+    depth = 0
+    node = step.parent
+    while node is not None:
+        depth += 1
+        node = node.parent
+    return depth
+
+
+__all__ = ["common_ancestor", "declared_agent", "find_agent_runs", "graph_node"]

@@ -1,0 +1,269 @@
+"""Stage 3: the spans around agent runs, classified by what they contain.
+
+Rules, once the agent runs are known (stage 2):
+
+- **Handoffs** first (``_control``): a handed-to run moves under the run that handed off.
+- **Inside a run**, any span that is not a model call, a tool, a nested run or a declared step
+  kind is plumbing (its children promoted): chains, graph nodes, per-step spans, and agent spans
+  that hold only part of the run's loop.
+- **A container** (a span holding runs, or model/tool work of no run, that is not itself a run
+  or a declared workflow step) is decided bottom-up:
+  - a **wrapper** when its input and output are those of the one run below it (compared by the
+    texts they carry, ``_run_text``), whatever its name, kind or siblings; also when it carries
+    neither and has nothing of its own beside that run;
+  - a **workflow run** when it has steps of its own (children with input/output, or declared
+    steps, beside the run) or holds several runs, or work of its own beside them;
+  - with output or input of its own that is not the run's and nothing else: a step around the
+    run when a workflow holds it, else a workflow run.
+  A graph node (``_agent_runs.graph_node``) is always a step.
+- **Children of a workflow run** are its steps (unless a run, a model or tool call, or a kind a
+  convention declared); a step's name loses its workflow's object prefix (``Flow.parse_request``
+  under ``Flow.kickoff`` → ``parse_request``).
+"""
+
+from __future__ import annotations
+
+from ._adapt_generic import method_owner
+from ._agent_runs import graph_node
+from ._control import handoffs, own_calls
+from ._run_text import reads_as, texts_of
+from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
+
+_CONTAINER_KINDS = frozenset({"generic", "agent_run", "workflow_run"})
+"""Kinds a container can have before it is classified (a declared step stays a step)."""
+
+
+def classify_containers(roots: list[Step], runs: list[Step]) -> None:
+    """Apply the rules above to the tree (``runs``: the agent runs found by stage 2)."""
+    if runs:
+        handoffs(runs)
+    run_ids = {id(r) for r in runs}
+    containers: list[tuple[int, Step]] = []
+    for root in roots:
+        _scan(root, run_ids, containers)
+    containers.sort(key=lambda item: -item[0])
+    verdicts: dict[int, str] = {}
+    for _, step in containers:
+        verdicts[id(step)] = _decide(step, run_ids, verdicts)
+    for root in roots:
+        _apply(root, verdicts, run_ids)
+
+
+def _scan(root: Step, run_ids: set[int], out: list[tuple[int, Step]]) -> None:
+    """Collect container candidates (depth, step); demote spans inside runs to plumbing."""
+    stack: list[tuple[Step, int, bool]] = [(root, 0, False)]
+    while stack:
+        step, depth, inside = stack.pop()
+        is_run = id(step) in run_ids
+        if inside and not is_run:
+            if step.kind == "agent_run":
+                _plumbing(step, "agent span inside an agent run holding part of its loop: a "
+                          "step of the run (plumbing)")
+            elif step.hint == "chain":
+                note(step, "chain inside an agent run: plumbing (dropped, children promoted)")
+        elif (
+            not is_run
+            and not step.is_model_call
+            and step.kind in _CONTAINER_KINDS
+            and _holds_work(step)
+        ):
+            out.append((depth, step))
+        for child in step.children:
+            stack.append((child, depth + 1, inside or is_run))
+
+
+def _plumbing(step: Step, why: str) -> None:
+    if step.kind in ("agent_run", "workflow_run"):
+        step.kind = "generic"
+    note(step, why)
+
+
+def _holds_work(step: Step) -> bool:
+    for below in step.descendants():
+        if below.kind in RUN_KINDS or below.is_model_call or below.kind in TOOL_KINDS:
+            return True
+    return False
+
+
+def _runs_below(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> tuple[
+    list[Step], bool
+]:
+    """The outermost runs beneath ``step`` (agent runs, and containers decided to be workflows),
+    and whether model or tool work lies beneath outside them."""
+    runs: list[Step] = []
+    work = False
+    stack = list(reversed(step.children))
+    while stack:
+        below = stack.pop()
+        if id(below) in run_ids or verdicts.get(id(below)) in ("workflow", "step_around"):
+            runs.append(below)
+            continue
+        if below.is_model_call or below.kind in TOOL_KINDS:
+            work = True
+        stack.extend(reversed(below.children))
+    return runs, work
+
+
+def _decide(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> str:
+    if graph_node(step):
+        return "node"
+    runs, work = _runs_below(step, run_ids, verdicts)
+    own_steps = _steps_beside(step, runs)
+    if len(runs) == 1 and not work:
+        match = io_match(step, runs[0], verdicts)
+        if match is True or (match is None and not own_steps):
+            return "wrapper"
+        if own_steps or step.kind == "workflow_run":
+            return "workflow"
+        return "step_around"
+    if len(runs) > 1 or ((runs or work) and (own_steps or step.kind == "workflow_run")):
+        return "workflow"
+    return "plumbing"
+
+
+def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
+    """Children of ``step`` off the paths to ``runs`` that are steps of its own: declared steps,
+    graph nodes, or spans with an input or output."""
+    on_path: set[int] = set()
+    for run in runs:
+        node: Step | None = run
+        while node is not None and node is not step:
+            on_path.add(id(node))
+            node = node.parent
+    out = []
+    for child in step.children:
+        if id(child) in on_path:
+            continue
+        if child.kind == "workflow_step" or graph_node(child):
+            out.append(child)
+        elif child.kind == "generic" and child.hint in (None, "chain") and (
+            child._input is not None or child._output is not None
+        ):
+            out.append(child)
+    return out
+
+
+def io_match(container: Step, run: Step, verdicts: dict[int, str] | None = None) -> bool | None:
+    """Whether the container's input and output are those of ``run`` (None: it carries
+    neither)."""
+    wanted_in, wanted_out = run_io(run, verdicts or {})
+    checks = []
+    if container._input is not None:
+        checks.append(reads_as(container.input, wanted_in))
+    if container._output is not None:
+        checks.append(reads_as(container.output, wanted_out))
+    if any(c is False for c in checks):
+        return False
+    if any(c is True for c in checks):
+        return True
+    return None
+
+
+def run_io(run: Step, verdicts: dict[int, str]) -> tuple[list[str], list[str]]:
+    """The texts a run takes in and gives out: an agent run's user turn and answer (from its
+    own span and its model calls); a workflow's own input and output texts."""
+    if run.kind != "agent_run":
+        return texts_of(run.input), texts_of(run.output)
+    calls = own_calls(run)
+    wanted_in: list[str] = []
+    wanted_out: list[str] = []
+    if calls:
+        first = calls[0].input_messages or []
+        users = [m.text for m in first if m.role == "user" and m.text]
+        wanted_in.extend(users[-1:])
+        last = calls[-1].output_messages or []
+        wanted_out.extend(m.text for m in last if m.role == "assistant" and m.text)
+        for msg in last:
+            for call in msg.calls:
+                wanted_out.extend(texts_of(call.args))
+    for msg in run.input_messages or []:
+        if msg.role == "user" and msg.text:
+            wanted_in.append(msg.text)
+    if run._input is not None and isinstance(run.input, str):
+        wanted_in.append(run.input)
+    wanted_out.extend(texts_of(run.output))
+    return wanted_in, wanted_out
+
+
+def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
+    stack: list[Step] = [root]
+    while stack:
+        step = stack.pop()
+        verdict = verdicts.get(id(step))
+        parent = step.parent
+        workflow = parent if parent is not None and parent.kind == "workflow_run" else None
+        if verdict is not None:
+            _classify(step, verdict, workflow)
+        elif (
+            workflow is not None
+            and id(step) not in run_ids
+            and step.kind == "generic"
+            and step.hint in (None, "chain")
+            and not step.is_model_call
+        ):
+            _make_step(step, workflow, "unrecognised span directly under a workflow run: one "
+                       "of its steps")
+        stack.extend(reversed(step.children))
+
+
+def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
+    if verdict == "wrapper":
+        _wrap(step)
+    elif verdict in ("node", "step_around") and workflow is not None:
+        why = "graph node" if verdict == "node" else "span around a run, with input or output "
+        why += "" if verdict == "node" else "of its own,"
+        _make_step(step, workflow, f"{why} directly under a workflow run: a workflow step")
+    elif verdict in ("workflow", "step_around"):
+        was = step.kind
+        step.kind = "workflow_run"
+        if step.name == step.span_name:
+            step.name = method_owner(step.name)
+        step.workflow_id = step.workflow_id or step.name
+        why = ("with steps of its own beside the runs it holds" if verdict == "workflow"
+               else "around one run, with input or output of its own")
+        note(step, f"{was} {why}: a workflow run")
+    elif verdict == "node":
+        _plumbing(step, "graph node outside a workflow: plumbing")
+    else:
+        _plumbing(step, "holds no run and no steps of its own: plumbing")
+
+
+def _wrap(step: Step) -> None:
+    inner = _inner_run(step)
+    was = step.kind
+    step.kind = "generic"
+    step.hint = "wrapper"
+    if inner is None:
+        note(step, f"{was} around one run, carrying nothing of its own: a wrapper")
+        return
+    note(step, f"{was} whose input and output are those of the run {inner.name!r} "
+         f"({inner.span_id}) below it: a wrapper; that run is the run")
+    if not inner.has_input_messages and step.has_input_messages:
+        inner.input_messages = step._input_messages
+    if inner._input is None:
+        inner.input = step._input
+    if inner._output is None and step._output is not None:
+        inner.output = step._output
+    if inner.conversation_id is None:
+        inner.conversation_id = step.conversation_id
+    if inner.user_id is None:
+        inner.user_id = step.user_id
+
+
+def _inner_run(step: Step) -> Step | None:
+    for below in step.descendants(stop_at=RUN_KINDS):
+        if below.kind in RUN_KINDS:
+            return below
+    return None
+
+
+def _make_step(step: Step, workflow: Step, why: str) -> None:
+    step.kind = "workflow_step"
+    owner = method_owner(workflow.span_name)
+    if owner != workflow.span_name and step.name.startswith(owner + "."):
+        step.name = step.name[len(owner) + 1 :]
+    step.step_id = step.step_id or step.name
+    note(step, why)
+
+
+__all__ = ["classify_containers", "io_match", "run_io"]

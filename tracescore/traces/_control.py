@@ -1,0 +1,226 @@
+"""Control tools, recognised by the role they play in a run rather than by their names.
+
+- **A handoff**: a tool call after which another agent's run starts, outside the run that asked,
+  whose name the call carries (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, a
+  ``handoff to weather_agent`` tool span: names compared with case and punctuation aside). It is
+  not a tool call of the run: the handed-to run becomes a child of the run that handed off.
+- **A final answer**: the last thing a run asks for, when no model call of the run follows and
+  the call's arguments carry the run's final text (its declared output, or what the tool gave
+  back: a final-answer tool echoes its argument). It is the run's answer, not a tool call.
+- **In a history**, a turn that ends with a tool call whose result echoes its argument text read
+  as that turn's answer (a final answer replayed into a later turn).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._run_text import same_text, texts_of
+from ._steps import RUN_KINDS, TOOL_KINDS, Call, Msg, Part, Result, Step, note
+
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+HANDOFF = "handoff"
+FINAL_ANSWER = "final_answer"
+
+
+def squash(name: str | None) -> str:
+    """A name with case and punctuation aside (``Weather Agent`` → ``weatheragent``)."""
+    return _NOT_WORD.sub("", (name or "").lower())
+
+
+def own_calls(run: Step) -> list[Step]:
+    """The run's own model calls in tree order (not those of runs nested in it)."""
+    out: list[Step] = []
+    stack = list(reversed(run.children))
+    while stack:
+        step = stack.pop()
+        if step.is_model_call:
+            out.append(step)
+        if step.kind in RUN_KINDS:
+            continue
+        stack.extend(reversed(step.children))
+    return out
+
+
+def own_tools(run: Step) -> list[Step]:
+    """The run's own tool steps (not those of nested runs)."""
+    return [s for s in run.descendants(stop_at=RUN_KINDS) if s.kind in TOOL_KINDS]
+
+
+def handoffs(runs: list[Step]) -> list[Step]:
+    """Move each handed-to agent run under the run that handed off to it; return the runs moved.
+
+    ``runs``: the agent runs, outermost first."""
+    agents = sorted((r for r in runs if r.kind == "agent_run"), key=lambda r: r.start_time_ns)
+    moved: list[Step] = []
+    for run in agents:
+        for call in own_calls(run):
+            for msg in call.output_messages or []:
+                for asked in msg.calls:
+                    target = _handed_to(run, call, asked, agents)
+                    if target is None:
+                        continue
+                    asked.control = HANDOFF
+                    _adopt(run, target)
+                    moved.append(target)
+                    note(target, f"handed off to by {run.name!r} ({run.span_id}) through its "
+                         f"call {asked.name!r}: its child")
+                    for tool in own_tools(run):
+                        if _same_call(tool, asked) or _names(tool, target):
+                            tool.kind = "generic"
+                            tool.hint = HANDOFF
+                            note(tool, f"{asked.name!r} hands the conversation to "
+                                 f"{target.name!r}: a handoff, not a tool call (dropped)")
+    return moved
+
+
+def _handed_to(run: Step, call: Step, asked: Call, agents: list[Step]) -> Step | None:
+    wanted = squash(asked.name)
+    for other in agents:
+        if other is run or other.start_time_ns < call.start_time_ns or _within(other, run):
+            continue
+        if _within(run, other):
+            continue
+        for name in (other.name, other.agent_id):
+            key = squash(name)
+            if len(key) >= 3 and key != wanted and key in wanted:
+                return other
+    return None
+
+
+def _names(tool: Step, target: Step) -> bool:
+    """A tool step named after the run it hands to (``handoff to weather_agent``)."""
+    key = squash(target.name)
+    return len(key) >= 3 and (key in squash(tool.name) or key in squash(tool.tool_name))
+
+
+def _within(step: Step, top: Step) -> bool:
+    node = step.parent
+    while node is not None:
+        if node is top:
+            return True
+        node = node.parent
+    return False
+
+
+def _adopt(owner: Step, target: Step) -> None:
+    if target.parent is owner:
+        return
+    if target.parent is not None:
+        target.parent.children.remove(target)
+    target.parent = owner
+    owner.children.append(target)
+    target.hint = HANDOFF
+
+
+def _same_call(tool: Step, asked: Call) -> bool:
+    if tool.tool_call_id and asked.id:
+        return tool.tool_call_id == asked.id
+    names = (squash(tool.tool_name), squash(tool.name))
+    return squash(asked.name) in names or any(n and squash(asked.name) in n for n in names)
+
+
+def final_answer(run: Step, calls: list[Step], declared: str | None) -> Call | None:
+    """The call that gave the run's final answer, if its last model call ended the run with one
+    (see the module docstring); marked ``control``."""
+    if not calls:
+        return None
+    last = calls[-1]
+    asked = [c for m in last.output_messages or [] for c in m.calls]
+    if not asked or any(m.text for m in last.output_messages or [] if m.role == "assistant"):
+        return None
+    tools = own_tools(run)
+    for call in asked:
+        args = texts_of(call.args)
+        if not args:
+            continue
+        echoed = [
+            t.tool_result for t in tools if _same_call(t, call) and t.tool_result is not None
+        ]
+        wanted = [declared] if declared else []
+        wanted += [text for value in echoed for text in texts_of(value)]
+        if any(same_text(a, w) for a in args for w in wanted if w):
+            call.control = FINAL_ANSWER
+            for tool in tools:
+                if _same_call(tool, call):
+                    tool.kind = "generic"
+                    tool.hint = FINAL_ANSWER
+                    note(tool, f"{call.name!r} ends the run carrying its final text: the "
+                         "run's final answer, not a tool call (dropped)")
+            return call
+    return None
+
+
+def answer_of(call: Call) -> str:
+    """The answer text a final-answer call carries (its one text argument, or the first)."""
+    args: Any = call.args
+    texts = texts_of(args)
+    if isinstance(args, dict) and len(args) == 1:
+        only = next(iter(args.values()))
+        if isinstance(only, str):
+            return only
+    return texts[0] if texts else ""
+
+
+def answers_as_text(msgs: list[Msg]) -> list[Msg]:
+    """A history with each turn-ending echo call (a final answer replayed into a later turn)
+    read as the assistant's answer, its echoed result dropped."""
+    ends: dict[int, Call] = {}
+    last_call: Call | None = None
+    last_result: Result | None = None
+    for msg in [*msgs, Msg("user", [])]:
+        if msg.role == "user":
+            if last_call is not None and last_result is not None and _echoes(last_call,
+                                                                                last_result):
+                ends[id(last_call)] = last_call
+            last_call = last_result = None
+            continue
+        if msg.role == "assistant" and msg.text:
+            last_call = last_result = None
+        for part in msg.parts:
+            if isinstance(part, Call):
+                last_call, last_result = part, None
+            elif isinstance(part, Result) and last_call is not None:
+                if part.id is None or part.id == last_call.id:
+                    last_result = part
+    if not ends:
+        return msgs
+    answered = {c.id for c in ends.values()}
+    out: list[Msg] = []
+    for msg in msgs:
+        parts: list[Part] = []
+        for part in msg.parts:
+            if isinstance(part, Call) and id(part) in ends:
+                parts.append(answer_of(part))
+            elif isinstance(part, Result) and (part.id in answered and part.id is not None):
+                continue
+            elif isinstance(part, Result) and part.id is None and _echo_result(part, ends):
+                continue
+            else:
+                parts.append(part)
+        if parts or not msg.parts:
+            out.append(Msg(msg.role, parts, id=msg.id) if parts != msg.parts else msg)
+    return out
+
+
+def _echoes(call: Call, result: Result) -> bool:
+    args = texts_of(call.args)
+    return bool(args) and any(same_text(a, r) for a in args for r in texts_of(result.result))
+
+
+def _echo_result(result: Result, ends: dict[int, Call]) -> bool:
+    return any(_echoes(call, result) for call in ends.values())
+
+
+__all__ = [
+    "FINAL_ANSWER",
+    "HANDOFF",
+    "answer_of",
+    "answers_as_text",
+    "final_answer",
+    "handoffs",
+    "own_calls",
+    "own_tools",
+    "squash",
+]

@@ -1,0 +1,41 @@
+"""A run's own steps: its subtree in order, and which of its steps belong to runs nested in it.
+
+Used once the tree is final (stage 4 and 5, and the outputs); results are kept on the step.
+"""
+
+from __future__ import annotations
+
+from ._steps import MODEL_KINDS, Step
+
+
+def scope(agent: Step) -> list[Step]:
+    """The run's subtree in order (the run itself first when it is model work); kept on the step,
+    since the tree does not change once built."""
+    cached = agent._scope_cache
+    if cached is None:
+        below = list(agent.descendants())
+        cached = [agent, *below] if agent.kind in MODEL_KINDS else below
+        agent._scope_cache = cached
+    return cached
+
+
+def in_nested(step: Step, agent: Step) -> bool:
+    """True when ``step`` sits inside an agent run nested in ``agent``."""
+    parent = step.parent
+    while parent is not None and parent is not agent:
+        if parent.kind == "agent_run":
+            return True
+        parent = parent.parent
+    return False
+
+
+def own_model_steps(agent: Step) -> list[Step]:
+    """Model steps of this run (wrappers and calls), not those of nested agent runs, in order."""
+    cached = agent._model_steps_cache
+    if cached is None:
+        cached = [s for s in scope(agent) if s.kind in MODEL_KINDS and not in_nested(s, agent)]
+        agent._model_steps_cache = cached
+    return cached
+
+
+__all__ = ["in_nested", "own_model_steps", "scope"]
