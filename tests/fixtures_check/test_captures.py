@@ -20,7 +20,7 @@ CLIENT_KEYS = {"client", "versions", "instrumentation", "wire_format", "agent_na
                "scenario_parts", "where", "gaps", "current_transform"}
 GAP_ASSERTIONS = {"input", "history", "system", "output", "tool_calls", "tool_args", "tool_results",
                   "trajectory", "tokens", "workflow", "handoff", "nested_agent", "session",
-                  "agent_name", "tool_spans"}
+                  "agent_name", "tool_spans", "history_tools"}
 WHERE_KEYS = {"user_question", "system_prompt", "history", "final_text", "tool_args",
               "tool_results"}
 
@@ -81,6 +81,7 @@ def test_client_versions_are_the_pinned_ones(folder: str) -> None:
         for line in requirements.read_text().splitlines()
         if "==" in line and not line.startswith("#")
     )
+    pins = {name.split("[", 1)[0]: pin for name, pin in pins.items()}  # "pkg[extra]==1.0"
     versions = _client(folder)["versions"]
     assert versions
     for package, version in versions.items():

@@ -37,6 +37,19 @@ def fixture_rows(folder: str) -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def fixture_logs(folder: str) -> tuple[dict[str, Any], ...]:
+    """Log rows of a fixture folder: every captured OTLP logs body (``NNNN-logs.b64``, in
+    order) through the real log decoder, as the server stores them beside the spans (OpenLIT
+    and Semantic Kernel send message content as log records of their spans)."""
+    from tracescore.ingest import decode_logs_protobuf
+
+    rows: list[dict[str, Any]] = []
+    for path in sorted((FIXTURES / folder).glob("[0-9][0-9][0-9][0-9]-logs.b64")):
+        rows.extend(decode_logs_protobuf(base64.b64decode(path.read_text())).to_dicts())
+    return tuple(rows)
+
+
+@cache
 def client_info(folder: str) -> dict[str, Any]:
     """A fixture's ``CLIENT.json`` (empty for the shared captures, which have none)."""
     path = FIXTURES / folder / "CLIENT.json"
@@ -93,8 +106,10 @@ def scenarios(folder: str) -> list[str]:
 
 
 def fixture_trace(folder: str, scenario: str) -> Trace:
-    """A fresh ``Trace`` of one scenario of a fixture folder."""
-    return Trace.from_rows(fixture_rows(folder), trace_id=trace_id_of(folder, scenario))
+    """A fresh ``Trace`` of one scenario of a fixture folder (with its log records)."""
+    trace_id = trace_id_of(folder, scenario)
+    logs = [log for log in fixture_logs(folder) if log.get("trace_id") == trace_id]
+    return Trace.from_rows(fixture_rows(folder), logs=logs, trace_id=trace_id)
 
 
 def scenario_tools(city: str) -> list[tuple[str, Any, Any, str]]:
