@@ -13,6 +13,7 @@ is skipped for that scenario with the reason.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -249,7 +250,8 @@ def _target(v: _View) -> None:
 
 
 def _norm(name: str) -> str:
-    return name.replace("_", "-")
+    """A step name in one spelling: ``parse_request``, ``ParseRequest`` → ``parse-request``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).replace("_", "-").lower()
 
 
 def _workflow_shape(v: _View) -> None:

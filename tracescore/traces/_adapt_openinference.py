@@ -90,7 +90,7 @@ def adapt(span: Span, step: Step) -> None:
         _adapt_llm(span, step, attrs)
     elif step.kind == "tool_call":
         name = first_present(attrs, "tool.name", "tool_call.function.name")
-        step.tool_name = str(name) if name else span.name
+        step.tool_name = str(name) if name else method_owner(span.name)
         step.name = step.tool_name
         call_id = first_present(attrs, "tool_call.id")
         if call_id:

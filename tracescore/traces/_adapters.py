@@ -5,12 +5,15 @@ adapter fills a base step (name, times, status, error, common input/output keys)
 convention that recognises the span fills in what it knows, the lower precedence first, so a
 higher one overrides it and a lower one fills the gaps the higher one leaves:
 
+0. Genkit (``genkit:type``, ``genkit:metadata:subtype``, ``genkit:input``/``output``)
 1. Mastra (``mastra.span.type``; ``mastra.<type>.input``/``.output``, with its ``gen_ai.*``)
 2. OpenInference (``openinference.span.kind``, ``llm.*``, ``input.value``/``output.value``)
 3. Vercel AI SDK (``ai.operationId`` / ``ai.*`` spans)
 4. OTel GenAI (``gen_ai.*`` attributes, and the older event form: span events and OTLP log
    records joined by span id)
-5. generic (span name, status, plain ``input``/``output`` attributes)
+5. generic (span name, status, plain ``input``/``output`` attributes), then, for a span no
+   convention and no name rule claimed, the generic shape adapter (``_adapt_shape``: kind
+   words, message lists, token counts, model and tool names under any prefix)
 
 The step's ``convention`` names the highest adapter that recognised the span.
 """
@@ -19,7 +22,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import _adapt_aisdk, _adapt_genai, _adapt_generic, _adapt_mastra, _adapt_openinference
+from . import (
+    _adapt_aisdk,
+    _adapt_genai,
+    _adapt_generic,
+    _adapt_genkit,
+    _adapt_mastra,
+    _adapt_openinference,
+    _adapt_shape,
+)
 from ._span import Span
 from ._steps import Convention, Step
 
@@ -48,6 +59,7 @@ class _ModuleAdapter:
 
 
 ADAPTERS: tuple[Adapter, ...] = (
+    _ModuleAdapter("genkit", _adapt_genkit),
     _ModuleAdapter("mastra", _adapt_mastra),
     _ModuleAdapter("openinference", _adapt_openinference),
     _ModuleAdapter("aisdk", _adapt_aisdk),
@@ -78,8 +90,13 @@ def adapt_span(span: Span) -> Step:
             top = adapter
     if top is not None:
         step.convention = top.name
-    else:
-        _adapt_generic.adapt(span, step)
+        return step
+    _adapt_generic.adapt(span, step)
+    if step.kind == "generic" and step.hint is None:
+        # No convention and no name rule: read the span by the shape of its keys and values.
+        _adapt_shape.adapt(span, step)
+        if step.hint == "shape" or step.kind != "generic":
+            step.convention = "shape"
     return step
 
 

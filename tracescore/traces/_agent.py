@@ -17,44 +17,17 @@ from tracescore.model import Message, TextPart, ToolInvocationPart
 
 from ._control import HANDOFF, answer_of
 from ._conversation import agent_input
-from ._run_text import is_repr
+from ._run_io import declared_answer, last_text
 from ._scope import in_nested, scope
 from ._steps import RUN_KINDS, Step
 from ._tool_steps import final_answer_call, invocation, tool_entries
-from ._values import parse_json
 
 
 def declared_text(agent: Step, calls: list[Step] | None = None) -> str | None:
-    """The answer the run's own span declares (see the module docstring), or None."""
-    for msg in reversed(agent.output_messages or []):
-        if msg.role == "assistant" and msg.text and not is_repr(msg.text):
-            return msg.text
-    if agent._output is None:
-        return None
-    value = parse_json(agent.output)
-    if isinstance(value, str):
-        return value if value.strip() and not is_repr(value) else None
-    if not isinstance(value, dict):
-        return None
-    texts = [v for v in value.values() if isinstance(v, str) and v.strip() and not is_repr(v)]
-    if len(texts) == 1:
-        return texts[0]
-    if len(texts) > 1:
-        if calls is None:
-            calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
-        completion = _last_text(calls)
-        placed = [(completion.rfind(t), t) for t in texts if completion and t in completion]
-        if placed:
-            return max(placed)[1]
-    return None
-
-
-def _last_text(calls: list[Step]) -> str:
-    for step in reversed(calls):
-        for msg in reversed(step.output_messages or []):
-            if msg.role == "assistant" and msg.text:
-                return msg.text
-    return ""
+    """The answer the run's own span declares (``_run_io.declared_answer``), or None."""
+    if calls is None:
+        calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
+    return declared_answer(agent, calls)
 
 
 def final_text(agent: Step, calls: list[Step] | None = None) -> str:
@@ -64,7 +37,7 @@ def final_text(agent: Step, calls: list[Step] | None = None) -> str:
     declared = declared_text(agent, calls)
     if declared:
         return declared
-    text = _last_text(calls)
+    text = last_text(calls)
     if text:
         return text
     call = final_answer_call(agent)

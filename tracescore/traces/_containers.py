@@ -26,7 +26,8 @@ from __future__ import annotations
 from ._adapt_generic import method_owner
 from ._agent_runs import graph_node
 from ._control import handoffs, own_calls
-from ._run_text import reads_as, texts_of
+from ._run_io import run_io
+from ._run_text import reads_as
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
 
 _CONTAINER_KINDS = frozenset({"generic", "agent_run", "workflow_run"})
@@ -51,25 +52,33 @@ def classify_containers(roots: list[Step], runs: list[Step]) -> None:
 
 def _scan(root: Step, run_ids: set[int], out: list[tuple[int, Step]]) -> None:
     """Collect container candidates (depth, step); demote spans inside runs to plumbing."""
-    stack: list[tuple[Step, int, bool]] = [(root, 0, False)]
+    stack: list[tuple[Step, int, str | None]] = [(root, 0, None)]
     while stack:
         step, depth, inside = stack.pop()
         is_run = id(step) in run_ids
-        if inside and not is_run:
+        if inside == "agent_run" and not is_run:
             if step.kind == "agent_run":
                 _plumbing(step, "agent span inside an agent run holding part of its loop: a "
                           "step of the run (plumbing)")
+            elif step.kind == "workflow_step":
+                step.kind = "generic"
+                note(step, "workflow step inside an agent run, in no workflow: a step of the "
+                     "agent's loop (plumbing)")
             elif step.hint == "chain":
                 note(step, "chain inside an agent run: plumbing (dropped, children promoted)")
         elif (
-            not is_run
+            inside is None
+            and not is_run
             and not step.is_model_call
             and step.kind in _CONTAINER_KINDS
             and _holds_work(step)
         ):
             out.append((depth, step))
+        below = "agent_run" if is_run else inside
+        if step.kind == "workflow_run" and inside is not None:
+            below = "workflow_run"
         for child in step.children:
-            stack.append((child, depth + 1, inside or is_run))
+            stack.append((child, depth + 1, below))
 
 
 def _plumbing(step: Step, why: str) -> None:
@@ -110,8 +119,10 @@ def _decide(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> str:
     runs, work = _runs_below(step, run_ids, verdicts)
     own_steps = _steps_beside(step, runs)
     if len(runs) == 1 and not work:
-        match = io_match(step, runs[0], verdicts)
-        if match is True or (match is None and not own_steps):
+        match = io_match(step, runs[0])
+        if match is True:
+            return "wrapper_named"
+        if match is None and not own_steps:
             return "wrapper"
         if own_steps or step.kind == "workflow_run":
             return "workflow"
@@ -143,10 +154,10 @@ def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
     return out
 
 
-def io_match(container: Step, run: Step, verdicts: dict[int, str] | None = None) -> bool | None:
+def io_match(container: Step, run: Step) -> bool | None:
     """Whether the container's input and output are those of ``run`` (None: it carries
     neither)."""
-    wanted_in, wanted_out = run_io(run, verdicts or {})
+    wanted_in, wanted_out = run_io(run, own_calls(run))
     checks = []
     if container._input is not None:
         checks.append(reads_as(container.input, wanted_in))
@@ -157,32 +168,6 @@ def io_match(container: Step, run: Step, verdicts: dict[int, str] | None = None)
     if any(c is True for c in checks):
         return True
     return None
-
-
-def run_io(run: Step, verdicts: dict[int, str]) -> tuple[list[str], list[str]]:
-    """The texts a run takes in and gives out: an agent run's user turn and answer (from its
-    own span and its model calls); a workflow's own input and output texts."""
-    if run.kind != "agent_run":
-        return texts_of(run.input), texts_of(run.output)
-    calls = own_calls(run)
-    wanted_in: list[str] = []
-    wanted_out: list[str] = []
-    if calls:
-        first = calls[0].input_messages or []
-        users = [m.text for m in first if m.role == "user" and m.text]
-        wanted_in.extend(users[-1:])
-        last = calls[-1].output_messages or []
-        wanted_out.extend(m.text for m in last if m.role == "assistant" and m.text)
-        for msg in last:
-            for call in msg.calls:
-                wanted_out.extend(texts_of(call.args))
-    for msg in run.input_messages or []:
-        if msg.role == "user" and msg.text:
-            wanted_in.append(msg.text)
-    if run._input is not None and isinstance(run.input, str):
-        wanted_in.append(run.input)
-    wanted_out.extend(texts_of(run.output))
-    return wanted_in, wanted_out
 
 
 def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
@@ -207,8 +192,8 @@ def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
 
 
 def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
-    if verdict == "wrapper":
-        _wrap(step)
+    if verdict in ("wrapper", "wrapper_named"):
+        _wrap(step, lend_name=verdict == "wrapper_named")
     elif verdict in ("node", "step_around") and workflow is not None:
         why = "graph node" if verdict == "node" else "span around a run, with input or output "
         why += "" if verdict == "node" else "of its own,"
@@ -228,7 +213,7 @@ def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
         _plumbing(step, "holds no run and no steps of its own: plumbing")
 
 
-def _wrap(step: Step) -> None:
+def _wrap(step: Step, *, lend_name: bool = False) -> None:
     inner = _inner_run(step)
     was = step.kind
     step.kind = "generic"
@@ -248,6 +233,16 @@ def _wrap(step: Step) -> None:
         inner.conversation_id = step.conversation_id
     if inner.user_id is None:
         inner.user_id = step.user_id
+    if (
+        lend_name
+        and inner.hint == "implicit_agent"
+        and step.name == step.span_name
+        and inner.name == method_owner(inner.span_name)
+    ):
+        # An implicit run is named after its span (a framework's class); the span around it
+        # with the same input and output is the program that names it.
+        inner.name = inner.agent_id = method_owner(step.name)
+        note(inner, f"named by the wrapper {step.span_id} around it")
 
 
 def _inner_run(step: Step) -> Step | None:
@@ -261,9 +256,11 @@ def _make_step(step: Step, workflow: Step, why: str) -> None:
     step.kind = "workflow_step"
     owner = method_owner(workflow.span_name)
     if owner != workflow.span_name and step.name.startswith(owner + "."):
-        step.name = step.name[len(owner) + 1 :]
+        step.name = step.name[len(owner) + 1 :]  # Flow.parse_request under Flow.kickoff
+    elif step.name == step.span_name:
+        step.name = method_owner(step.name)  # ParseRequest.forward → ParseRequest
     step.step_id = step.step_id or step.name
     note(step, why)
 
 
-__all__ = ["classify_containers", "io_match", "run_io"]
+__all__ = ["classify_containers", "io_match"]

@@ -4,9 +4,11 @@
   whose name the call carries (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, a
   ``handoff to weather_agent`` tool span: names compared with case and punctuation aside). It is
   not a tool call of the run: the handed-to run becomes a child of the run that handed off.
-- **A final answer**: the last thing a run asks for, when no model call of the run follows and
-  the call's arguments carry the run's final text (its declared output, or what the tool gave
-  back: a final-answer tool echoes its argument). It is the run's answer, not a tool call.
+- **A final answer**: the run's last tool call, after which its tool loop ends (no later model
+  call of the same conversation: same instructions), when its arguments carry the run's final
+  text, or its result echoes its argument (smolagents' ``final_answer``), or it has no
+  arguments and a later model call wrote the answer (DSPy's ``finish``, then the extract
+  step). It is the run's answer, not a tool call.
 - **In a history**, a turn that ends with a tool call whose result echoes its argument text read
   as that turn's answer (a final answer replayed into a later turn).
 """
@@ -14,8 +16,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
+from ._loops import facts_of
 from ._run_text import same_text, texts_of
 from ._steps import RUN_KINDS, TOOL_KINDS, Call, Msg, Part, Result, Step, note
 
@@ -121,35 +124,59 @@ def _same_call(tool: Step, asked: Call) -> bool:
     return squash(asked.name) in names or any(n and squash(asked.name) in n for n in names)
 
 
-def final_answer(run: Step, calls: list[Step], declared: str | None) -> Call | None:
-    """The call that gave the run's final answer, if its last model call ended the run with one
-    (see the module docstring); marked ``control``."""
-    if not calls:
+class ToolCallLike(Protocol):
+    """What ``final_answer`` reads of a run's tool call (``_tool_steps.Entry``)."""
+
+    args: Any
+    step: Step | None
+    caller: Step | None
+
+
+def final_answer(entries: list[Any], calls: list[Step], answer: str) -> Any:
+    """The run's last tool call when it is the run's final answer, else None (see the module
+    docstring); its span, and the model's call, are marked control.
+
+    ``entries``: the run's tool calls in call order (``ToolCallLike``); ``calls``: its own model
+    calls; ``answer``: its final text (declared, or the last model text)."""
+    if not entries:
         return None
-    last = calls[-1]
-    asked = [c for m in last.output_messages or [] for c in m.calls]
-    if not asked or any(m.text for m in last.output_messages or [] if m.role == "assistant"):
+    last = entries[-1]
+    step = last.step
+    at = step.start_time_ns if step is not None else None
+    anchor = last.caller
+    if anchor is None and at is not None:
+        anchor = next((c for c in reversed(calls) if c.start_time_ns <= at), None)
+    if anchor is None:
         return None
-    tools = own_tools(run)
-    for call in asked:
-        args = texts_of(call.args)
-        if not args:
-            continue
-        echoed = [
-            t.tool_result for t in tools if _same_call(t, call) and t.tool_result is not None
-        ]
-        wanted = [declared] if declared else []
-        wanted += [text for value in echoed for text in texts_of(value)]
-        if any(same_text(a, w) for a in args for w in wanted if w):
-            call.control = FINAL_ANSWER
-            for tool in tools:
-                if _same_call(tool, call):
-                    tool.kind = "generic"
-                    tool.hint = FINAL_ANSWER
-                    note(tool, f"{call.name!r} ends the run carrying its final text: the "
-                         "run's final answer, not a tool call (dropped)")
-            return call
-    return None
+    after = at if at is not None else anchor.start_time_ns
+    later = [c for c in calls if c.start_time_ns > after]
+    system = facts_of(anchor).system
+    if any(facts_of(c).system == system for c in later):
+        return None  # the loop went on after it: a tool it used
+    args = texts_of(last.args)
+    echoed = texts_of(step.tool_result) if step is not None else []
+    carries = bool(answer) and any(same_text(a, answer) for a in args)
+    echoes = any(same_text(a, e) for a in args for e in echoed)
+    signals = not args and bool(later) and bool(answer)
+    if not (carries or echoes or signals):
+        return None
+    name = (step.tool_name or step.name) if step is not None else ""
+    if anchor is last.caller:
+        for msg in anchor.output_messages or []:
+            for call in msg.calls:
+                if (call.id and step is not None and call.id == step.tool_call_id) or (
+                    call.args is last.args
+                ):
+                    call.control = FINAL_ANSWER
+                    name = call.name
+    if step is not None:
+        step.kind = "generic"
+        step.hint = FINAL_ANSWER
+        why = ("carrying the run's final text" if carries else "echoing its argument" if echoes
+               else "with no arguments, after which another call wrote the answer")
+        note(step, f"{name!r} ends the run's tool loop {why}: the run's final answer, not a "
+             "tool call (dropped)")
+    return last
 
 
 def answer_of(call: Call) -> str:

@@ -30,6 +30,7 @@ from tracescore.model import AgentInput, Message
 from ._control import answers_as_text
 from ._message_out import merge_conversation, to_message
 from ._messages import norm_role, parse_messages
+from ._run_io import current_turn, user_text
 from ._run_text import is_repr, texts_of
 from ._scope import own_model_steps
 from ._steps import MODEL_KINDS, Msg, Step
@@ -97,34 +98,19 @@ def own_input(agent: Step, turn: str = "") -> list[Msg]:
     found = input_messages_of(agent.input)
     if found:
         return found
+    own = user_text(agent.input, turn)
+    if own:
+        return [Msg("user", [own])]
     texts = texts_of(agent.input)
-    if turn:
-        inside = [t.strip() for t in texts if _fills_lines(t.strip(), turn)]
-        if inside:
-            return [Msg("user", [max(inside, key=len)])]
-    elif len(texts) == 1:
+    if not turn and len(texts) == 1:
         return [Msg("user", [texts[0]])]  # no model call to compare with: the record's one text
     return []
-
-def _fills_lines(text: str, turn: str) -> bool:
-    """True when ``text`` sits in ``turn`` as most of the line(s) it is on (the user's words
-    inside a template), not as a word inside a sentence."""
-    if len(text) < 2:
-        return False
-    at = turn.find(text)
-    if at < 0:
-        return False
-    start = turn.rfind("\n", 0, at) + 1
-    end = turn.find("\n", at + len(text))
-    line = turn[start : len(turn) if end < 0 else end].strip()
-    return len(text) * 2 >= len(line)
-
 
 def agent_input(agent: Step) -> AgentInput:
     """The ``AgentInput`` of an agent run."""
     conv = conversation(agent)
     first_turn = [m for m in conv if m.role != "system"]
-    start0, end0 = _current_turn(first_turn)
+    start0, end0 = current_turn(first_turn)
     own = own_input(agent, "\n".join(m.text for m in first_turn[start0:end0]))
     system: list[str] = []
     for text in [
@@ -140,9 +126,9 @@ def agent_input(agent: Step) -> AgentInput:
                 if text and text not in system:
                     system.append(text)
     history = [m for m in conv if m.role != "system"]
-    start, end = _current_turn(history)
+    start, end = current_turn(history)
     own_rest = [m for m in own if m.role != "system" and m.parts]
-    own_tail = own_rest[slice(*_current_turn(own_rest))] or own_rest[-1:]
+    own_tail = own_rest[slice(*current_turn(own_rest))] or own_rest[-1:]
     current = own_tail or history[start:end]
     remembered = history[:start]
     if remembered:
@@ -179,19 +165,6 @@ def _unwrap_turns(msgs: list[Msg], as_sent: str, own: str) -> list[Msg]:
             msg = Msg("user", [text[len(prefix) : len(text) - len(suffix)]], id=msg.id)
         out.append(msg)
     return out
-
-
-def _current_turn(msgs: list[Msg]) -> tuple[int, int]:
-    """Bounds of the last block of user messages (``(len, len)`` when there is none)."""
-    end = len(msgs)
-    while end > 0 and msgs[end - 1].role != "user":
-        end -= 1
-    if end == 0:
-        return len(msgs), len(msgs)
-    start = end
-    while start > 0 and msgs[start - 1].role == "user":
-        start -= 1
-    return start, end
 
 
 __all__ = ["agent_input", "conversation", "input_messages_of", "own_input"]

@@ -1,13 +1,13 @@
 """Model calls grouped into conversations by what they carry: the loops agent runs are made of.
 
-Rule: call B continues call A (both single model calls, A earlier) when they were given the same
-system instructions and B's input carries A's output back to the model: the tool calls A asked
-for (by call id) or their results, A's answer text as an assistant message, or A's whole prompt
-as the start of B's (a chat history that grows), or — for frameworks that fold the model's
-earlier completions into one prompt text — a line of A's completion inside B's prompt. Calls
-linked this way, directly or through others, are one conversation: a model-call/tool loop.
-Calls given different instructions (a triage agent and the agent it hands off to) are different
-conversations even when one replays the other's history.
+Rule: call B continues call A (both single model calls, A earlier) when B's prompt text carries a
+line of A's completion (frameworks that fold the model's earlier completions into one prompt,
+DSPy's ReAct and its extract step), or when they were given the same system instructions and
+B's input replays A's output as messages: the tool calls A asked for (by call id) or their
+results, A's answer text as an assistant message, or A's whole prompt as the start of B's (a
+chat history that grows). Calls linked this way, directly or through others, are one
+conversation: a model-call/tool loop. Calls given different instructions that replay each
+other's messages (a triage agent and the agent it hands off to) are different conversations.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def _key(msg: Msg) -> tuple[str, str, tuple[str, ...]]:
 
 def continues(b: _Facts, a: _Facts) -> str | None:
     """Why call ``b`` continues call ``a``'s conversation, or None when it does not."""
+    if a.lines and any(line in b.prompt for line in a.lines):
+        return "its prompt carries the earlier completion"
     if a.system != b.system:
         return None
     if a.asked and a.asked & b.given:
@@ -58,8 +60,6 @@ def continues(b: _Facts, a: _Facts) -> str | None:
         return "replays its answer"
     if a.history and b.history[: len(a.history)] == a.history and len(b.history) > len(a.history):
         return "its prompt starts with the earlier prompt"
-    if a.lines and any(line in b.prompt for line in a.lines):
-        return "its prompt carries the earlier completion"
     return None
 
 

@@ -208,7 +208,8 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
 
 def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     """Untyped blocks: Gemini/ADK ``functionCall``/``function_call`` and ``functionResponse``,
-    Bedrock/Strands ``toolUse``/``toolResult``. True when the block was one of them."""
+    Genkit ``toolRequest``/``toolResponse``, Bedrock/Strands ``toolUse``/``toolResult``. True
+    when the block was one of them."""
     fc = item.get("functionCall") or item.get("function_call")
     if isinstance(fc, dict):
         parts.append(Call(fc.get("id"), str(fc.get("name") or ""), parse_json(fc.get("args"))))
@@ -216,6 +217,16 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     fr = item.get("functionResponse") or item.get("function_response")
     if isinstance(fr, dict):
         parts.append(Result(fr.get("id"), fr.get("name"), _unwrap_output(fr.get("response"))))
+        return True
+    request = item.get("toolRequest")
+    if isinstance(request, dict):
+        parts.append(Call(request.get("ref"), str(request.get("name") or ""),
+                          parse_json(request.get("input"))))
+        return True
+    response = item.get("toolResponse")
+    if isinstance(response, dict):
+        parts.append(Result(response.get("ref"), response.get("name"),
+                            parse_json(response.get("output"))))
         return True
     use = item.get("toolUse")
     if isinstance(use, dict):

@@ -55,7 +55,7 @@ WORKFLOW_KINDS = frozenset(k for k in get_args(StepType) if k.startswith("workfl
 """Workflow kinds kept in trajectories (the trajectory's workflow step types)."""
 
 Status = Literal["ok", "error", "unset"]
-Convention = Literal["mastra", "openinference", "aisdk", "genai", "generic"]
+Convention = Literal["genkit", "mastra", "openinference", "aisdk", "genai", "generic", "shape"]
 
 
 @dataclass(slots=True)

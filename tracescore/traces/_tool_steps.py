@@ -22,6 +22,7 @@ from typing import Any
 from tracescore.model import ToolCallStep, ToolInvocation
 
 from ._control import FINAL_ANSWER, final_answer, squash
+from ._run_io import last_text
 from ._scope import in_nested, scope
 from ._steps import TOOL_KINDS, Call, Result, Step, note
 
@@ -44,9 +45,11 @@ def settle_tools(agent: Step, declared: str | None) -> None:
     """Stage 5 for one agent run: recognise its final-answer call (``declared``: the run's
     declared output text), then give each matched tool span the identity of the model's call and
     what the conversation says of it."""
-    calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
-    final_answer(agent, calls, declared)
-    entries, _ = tool_entries(agent)
+    entries, indexed = tool_entries(agent)
+    calls = [step for _, step in indexed]
+    done = final_answer(entries, calls, declared or last_text(calls))
+    if done is not None:
+        entries.remove(done)
     for entry in entries:
         step = entry.step
         if step is None:

@@ -1,0 +1,295 @@
+"""The generic adapter by shape: spans of a schema no convention adapter knows.
+
+A framework with its own span schema still writes what every agent trace holds, under keys of
+its own: a kind word, a message list, token counts, a model name, a tool name and call id, an
+input/output pair. This adapter reads them by the shape of keys (their last segment, whatever
+the prefix and separator: ``.``, ``:``, ``/``, ``_``) and values, so a span of an unknown schema
+still becomes a model call, a tool call or a run with its content:
+
+- **Kind**: a ``type``/``kind``/``subtype`` attribute whose value is a kind word (``agent``,
+  ``llm``/``model``/``chat``/``generation``, ``tool``/``function``, ``workflow``/``flow``,
+  ``step``/``flowstep``/``node``, ``memory``, ``retriever``/``retrieval``, ``embedding``/
+  ``embedder``); when several disagree, a unit of work (a model call, a tool, a step) wins over
+  a run (a span of an agent's tool is a tool). Without one: a message list with a model name or
+  token counts is a model call; a tool name is a tool call.
+- **Content**: ``input``/``output`` (also ``…:input``, ``…_input``); a message list under any
+  key (``…messages``, ``…prompt``) as the model's input; an output record's ``message``/
+  ``messages``/``choices`` as its answer.
+- **Usage**: ``…prompt_tokens``/``…input_tokens``/``…completion_tokens``/``…output_tokens``/
+  ``…total_tokens`` (any case, any prefix), or a ``usage`` record inside the output.
+- **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
+  ``…call.id``/``…call_id``; an agent's ``…name``; else the span name, without a ``kind:``
+  prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
+  system prompt; ``…finish_reason``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ._messages import parse_message, parse_messages
+from ._span import Span
+from ._steps import Lazy, Msg, Step
+from ._values import parse_json, to_int
+
+_SPLIT = re.compile(r"[.:/]")
+KIND_WORDS = {
+    "agent": "agent_run",
+    "llm": "model_generation",
+    "model": "model_generation",
+    "chat": "model_generation",
+    "generation": "model_generation",
+    "completion": "model_generation",
+    "tool": "tool_call",
+    "function": "tool_call",
+    "workflow": "workflow_run",
+    "flow": "workflow_run",
+    "step": "workflow_step",
+    "flowstep": "workflow_step",
+    "node": "workflow_step",
+    "memory": "memory_operation",
+    "retriever": "retrieval",
+    "retrieval": "retrieval",
+    "embedding": "embedding",
+    "embedder": "embedding",
+}
+"""Kind words a ``type``/``kind`` attribute may carry, and the step kind each names."""
+_KIND_KEYS = frozenset({"type", "kind", "subtype", "spantype", "span_type", "category"})
+_RUNS = frozenset({"agent_run", "workflow_run"})
+_USAGE = (
+    ("input_tokens", ("prompt_tokens", "input_tokens", "prompttokens", "inputtokens")),
+    ("output_tokens", ("completion_tokens", "output_tokens", "completiontokens", "outputtokens")),
+    ("total_tokens", ("total_tokens", "totaltokens")),
+)
+
+
+def last_segment(key: str) -> str:
+    """The last segment of a key, lower case (``genkit:metadata:subtype`` → ``subtype``)."""
+    return _SPLIT.split(key)[-1].lower()
+
+
+def _ends(key: str, *suffixes: str) -> bool:
+    lowered = key.lower()
+    return any(lowered == s or lowered.endswith(("." + s, ":" + s, "/" + s, "_" + s))
+               for s in suffixes)
+
+
+def kind_of(attrs: dict[str, Any]) -> str | None:
+    """The step kind the span's type-like attributes name (a unit of work over a run)."""
+    found: list[str] = []
+    for key, value in attrs.items():
+        if not isinstance(value, str) or last_segment(key) not in _KIND_KEYS:
+            continue
+        kind = KIND_WORDS.get(re.sub(r"[^a-z]", "", value.lower()))
+        if kind is not None:
+            found.append(kind)
+    if not found:
+        return None
+    work = [k for k in found if k not in _RUNS]
+    return work[0] if work else found[0]
+
+
+def _values(attrs: dict[str, Any], *suffixes: str) -> Iterator[tuple[str, Any]]:
+    for key, value in attrs.items():
+        if value is not None and value != "" and _ends(key, *suffixes):
+            yield key, value
+
+
+def first(attrs: dict[str, Any], *suffixes: str) -> Any:
+    """The first attribute value whose key ends with one of ``suffixes``."""
+    return next((v for _, v in _values(attrs, *suffixes)), None)
+
+
+def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None:
+    """Token counts under any prefix, or in an output record's ``usage``."""
+    out: dict[str, int] = {}
+    for name, suffixes in _USAGE:
+        for key, value in attrs.items():
+            if "estimat" in key.lower():
+                continue
+            if key.lower().replace(".", "_").endswith(suffixes) and to_int(value) is not None:
+                out[name] = to_int(value)  # type: ignore[assignment]
+                break
+    if not out and isinstance(output, dict) and isinstance(output.get("usage"), dict):
+        usage = output["usage"]
+        lowered = {k.lower(): v for k, v in usage.items()}
+        for name, suffixes in _USAGE:
+            for suffix in suffixes:
+                value = to_int(lowered.get(suffix))
+                if value is not None:
+                    out[name] = value
+                    break
+    return out or None
+
+
+def message_list(value: Any) -> list[Msg] | None:
+    """Messages when ``value`` is a message list (items with roles), or a record holding one."""
+    value = parse_json(value)
+    if isinstance(value, list) and value and all(
+        isinstance(item, dict) and "role" in item for item in value
+    ):
+        return parse_messages(value)
+    if isinstance(value, dict):
+        for key in ("messages", "history", "prompt", "input"):
+            inner = parse_json(value.get(key))
+            if isinstance(inner, list) and inner and all(
+                isinstance(i, dict) and "role" in i for i in inner
+            ):
+                msgs = parse_messages(inner) or []
+                return msgs
+    return None
+
+
+def answer_messages(value: Any) -> list[Msg] | None:
+    """The answer in an output value: a message, a message list's last message, an OpenAI
+    ``choices`` list, or plain text."""
+    value = parse_json(value)
+    if isinstance(value, str):
+        return [Msg("assistant", [value])] if value.strip() else None
+    if isinstance(value, dict):
+        message = value.get("message")
+        if isinstance(message, dict):
+            msg = parse_message({**message, "role": message.get("role") or "assistant"})
+            return [msg] if msg is not None else None
+        choices = value.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            inner = choices[0].get("message") or {}
+            msg = parse_message({**inner, "role": "assistant"}) if isinstance(inner, dict) else None
+            return [msg] if msg is not None else None
+        listed = message_list(value)
+        if listed:
+            return listed[-1:]
+        if value.get("role") in ("assistant", "model"):
+            msg = parse_message(value)
+            return [msg] if msg is not None else None
+    if isinstance(value, list):
+        listed = message_list(value)
+        return listed[-1:] if listed else None
+    return None
+
+
+def plain_name(name: str) -> str:
+    """A span name without a ``kind:`` prefix (``tool.execution:get_weather`` → ``get_weather``)."""
+    head, colon, tail = name.rpartition(":")
+    return tail.strip() if colon and head and tail.strip() else name
+
+
+def claims(span: Span) -> bool:
+    """Any span (used when no convention adapter claims it)."""
+    return True
+
+
+def adapt(span: Span, step: Step) -> None:
+    """Fill ``step`` from what the span's keys and values are shaped like."""
+    attrs = span.attributes
+    if step._input is None:
+        raw = first(attrs, "input")
+        if raw is not None:
+            step.input = Lazy(parse_json, raw)
+    if step._output is None:
+        raw = first(attrs, "output")
+        if raw is not None:
+            step.output = Lazy(parse_json, raw)
+    kind = kind_of(attrs)
+    listed_key = next((k for k, v in attrs.items() if _ends(k, "messages", "prompt")
+                       and isinstance(v, str) and v.startswith("[")), None)
+    model = first(attrs, "model", "model_name", "model.name", "model.id")
+    tool = first(attrs, "tool.name", "tool_name", "toolname")
+    if kind is None:
+        if listed_key is not None and (model is not None or usage_of(attrs) is not None):
+            kind = "model_generation"
+        elif tool is not None:
+            kind = "tool_call"
+    if kind is None:
+        return
+    step.kind = kind
+    step.hint = "shape"
+    fill(step, span, kind, listed_key=listed_key, model=model, tool=tool)
+
+
+def fill(
+    step: Step,
+    span: Span,
+    kind: str,
+    *,
+    listed_key: str | None = None,
+    model: Any = None,
+    tool: Any = None,
+) -> None:
+    """Fill a step of ``kind`` from shaped keys (shared with adapters of named schemas)."""
+    attrs = span.attributes
+    conversation = first(attrs, "conversation.id", "conversation_id", "conversationid",
+                         "session.id", "session_id", "sessionid")
+    if conversation is not None and not isinstance(conversation, (dict, list)):
+        step.conversation_id = step.conversation_id or str(conversation)
+    user = first(attrs, "user.id", "user_id", "userid")
+    if user is not None and not isinstance(user, (dict, list)):
+        step.user_id = step.user_id or str(user)
+    name = plain_name(span.name)
+    if kind == "model_generation":
+        step.hint = "llm_call"
+        step.model = str(model) if model is not None else step.model or name
+        step.name = step.model
+        source = attrs.get(listed_key) if listed_key is not None else None
+        step.input_messages = Lazy(_model_inputs, source, step)
+        step.output_messages = Lazy(_model_outputs, step)
+        step.usage = usage_of(attrs) or step.usage
+        if step.usage is None and step._output is not None:
+            step.usage = usage_of({}, step.output)
+        finish = first(attrs, "finish_reason", "finishreason")
+        if finish is not None:
+            step.finish_reason = str(finish)
+    elif kind == "tool_call":
+        step.tool_name = str(tool) if tool is not None else name
+        step.name = step.tool_name
+        call_id = first(attrs, "call.id", "call_id", "callid")
+        if call_id is not None:
+            step.tool_call_id = str(call_id)
+        step.tool_args = step.input
+        step.tool_result = step.output
+    elif kind == "agent_run":
+        agent = first(attrs, "agent.name", "entity.name") or name
+        step.name = str(agent)
+        step.agent_id = step.name
+        instructions = first(attrs, "instructions", "system_prompt")
+        if isinstance(instructions, str) and instructions:
+            step.system = [instructions]
+        if step._output is not None:
+            step.output_messages = Lazy(answer_messages, step._output)
+    elif kind == "workflow_run":
+        step.name = str(first(attrs, "workflow.name") or name)
+        step.workflow_id = step.name
+    elif kind == "workflow_step":
+        step.name = name
+        step.step_id = step.name
+    else:
+        step.name = name
+
+
+def _model_inputs(source: Any, step: Step) -> list[Msg] | None:
+    if source is not None:
+        found = message_list(source)
+        if found:
+            return found
+    return message_list(step.input) if step._input is not None else None
+
+
+def _model_outputs(step: Step) -> list[Msg] | None:
+    return answer_messages(step.output) if step._output is not None else None
+
+
+__all__ = [
+    "KIND_WORDS",
+    "adapt",
+    "answer_messages",
+    "claims",
+    "fill",
+    "first",
+    "kind_of",
+    "last_segment",
+    "message_list",
+    "plain_name",
+    "usage_of",
+]
