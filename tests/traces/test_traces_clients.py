@@ -73,10 +73,18 @@ LOOP = [
 ]
 
 
-def _tools(scenario: str) -> list[tuple[str, Any, Any, str]]:
+def _tools(scenario: str, folder: str = "") -> list[tuple[str, Any, Any, str]]:
+    """The scenario's tool calls, named as the client offered them to the model (CLIENT.json
+    ``tool_names``: Semantic Kernel qualifies them with the plugin's name)."""
     if scenario == "turn2":
         return []
-    return scenario_tools("Paris" if scenario == "turn1" else "Lisbon")
+    names = client_info(folder).get("tool_names") or {} if folder else {}
+    return [
+        (names.get(name, name), args, result, state)
+        for name, args, result, state in scenario_tools(
+            "Paris" if scenario == "turn1" else "Lisbon"
+        )
+    ]
 
 
 def _calls(messages: list[Message]) -> list[tuple[str, Any, Any, str]]:
@@ -150,7 +158,7 @@ def _history(v: _View) -> None:
 
 def _history_tools(v: _View) -> None:
     if v.scenario == "turn2":
-        assert _calls(v.run.input.remembered_messages) == _tools("turn1")
+        assert _calls(v.run.input.remembered_messages) == _tools("turn1", v.folder)
 
 
 def _output(v: _View) -> None:
@@ -159,7 +167,7 @@ def _output(v: _View) -> None:
 
 
 def _tool_calls(v: _View) -> None:
-    assert _calls(v.run.output) == _tools(v.scenario)
+    assert _calls(v.run.output) == _tools(v.scenario, v.folder)
 
 
 def _trajectory(v: _View) -> None:
@@ -171,13 +179,15 @@ def _trajectory(v: _View) -> None:
         steps = steps[1].children or []
     assert all(not s.children for s in steps), [s.step_type for s in steps]
     flat = [(s.step_type, s.name if s.step_type == "tool_call" else None) for s in steps]
-    assert flat == (LOOP if _tools(v.scenario) else LOOP[:1])
+    names = client_info(v.folder).get("tool_names") or {}
+    loop = [(kind, names.get(name, name) if name else name) for kind, name in LOOP]
+    assert flat == (loop if _tools(v.scenario) else loop[:1])
     models = [s for s in steps if s.step_type == "model_generation"]
     # The requested model, maybe with a router's provider prefix (LiteLLM's "openai/…").
     assert all(s.model_id and SCENARIO["model"]["requested"] in s.model_id for s in models)
     tools = [s for s in steps if s.step_type == "tool_call"]
     assert [(s.tool_args, s.tool_result) for s in tools] == [
-        (args, result) for _, args, result, _ in _tools(v.scenario)
+        (args, result) for _, args, result, _ in _tools(v.scenario, v.folder)
     ]
     assert v.agent_trajectory.raw_output is not None
     assert v.agent_trajectory.raw_output[0].content == ANSWERS[v.scenario]
@@ -304,7 +314,7 @@ def _handoff(v: _View) -> None:
     assert [m.content for m in run.input.system_messages] == [SYSTEM]
     assert run.input.remembered_messages == []
     assert run.output[0].content == ANSWERS["handoff"]
-    assert _calls(run.output) == _tools("handoff")
+    assert _calls(run.output) == _tools("handoff", v.folder)
 
 
 HANDOFF_ASSERTIONS: dict[str, Callable[[_View], None]] = {"handoff": _handoff}

@@ -8,7 +8,7 @@ from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceNotFound
 from ._explain import explain, render_explain
-from ._identity import SESSION_KEYS, USER_KEYS, trace_identity
+from ._identity import session_id_of, trace_identity, user_id_of
 from ._render import render_tree, step_summary
 from ._runs import (
     scorer_input,
@@ -30,8 +30,6 @@ from ._trajectory import extract_trajectory_from_trace
 __all__ = [
     "ADAPTERS",
     "KINDS",
-    "SESSION_KEYS",
-    "USER_KEYS",
     "Adapter",
     "ModelCallRecord",
     "Msg",
@@ -57,6 +55,7 @@ __all__ = [
     "render_explain",
     "render_tree",
     "scorer_input",
+    "session_id_of",
     "step_summary",
     "trace_identity",
     "trace_spend",
@@ -66,4 +65,5 @@ __all__ = [
     "trace_to_span_run",
     "trace_to_trajectory_run",
     "trace_to_workflow_run",
+    "user_id_of",
 ]

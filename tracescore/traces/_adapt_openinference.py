@@ -143,13 +143,16 @@ def _adapt_llm(span: Span, step: Step, attrs: dict[str, Any]) -> None:
 
 
 def _llm_inputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
+    flat: list[Msg] | None = None
     if (
         "llm.input_messages.0.message.role" in attrs
         or "llm.input_messages.0.message.content" in attrs
     ):
-        return flattened_messages(attrs, "llm.input_messages")
+        flat = flattened_messages(attrs, "llm.input_messages")
+        if flat and all(m.parts for m in flat):
+            return flat
     prompts = flattened_prompts(attrs)
-    if prompts:
+    if prompts and flat is None:
         return [Msg("user", [p]) for p in prompts]
     if step.input is not None:
         value = step.input
@@ -159,19 +162,36 @@ def _llm_inputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
             and "messages" not in value
         ):
             value = value["input"]  # an OpenAI Responses API request body
-        return parse_messages(value, default_role="user")
-    return None
+        from_value = parse_messages(value, default_role="user")
+        if flat is None or _richer(from_value, flat):
+            return from_value
+    return flat
+
+
+def _richer(candidate: list[Msg] | None, flat: list[Msg]) -> bool:
+    """The input value's messages say more than flattened attributes that left messages
+    empty (an instrumentation that could not flatten a framework's message objects)."""
+    return bool(candidate) and _weight(candidate or []) > _weight(flat)
+
+
+def _weight(msgs: list[Msg]) -> int:
+    return sum(len(m.parts) + sum(1 for c in m.calls if c.id) for m in msgs)
 
 
 def _llm_outputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
+    flat: list[Msg] | None = None
     if (
         "llm.output_messages.0.message.role" in attrs
         or "llm.output_messages.0.message.content" in attrs
     ):
-        return flattened_messages(attrs, "llm.output_messages")
+        flat = flattened_messages(attrs, "llm.output_messages")
+        if flat and all(m.parts for m in flat) and all(c.id for m in flat for c in m.calls):
+            return flat
     if step.output is not None:
-        return _response_messages(step.output)[0]
-    return None
+        from_value = _response_messages(step.output)[0]
+        if flat is None or _richer(from_value, flat):
+            return from_value
+    return flat
 
 
 def _call_kwargs(value: Any) -> Any:
@@ -199,7 +219,7 @@ def _tool_output(value: Any, step: Step) -> Any:
         if value.get("is_error") is True:
             step.status = "error"
         return value["raw_output"]
-    return value
+    return parse_json(value) if isinstance(value, str) else value  # a dict's repr, as text
 
 
 def flattened_prompts(attrs: dict[str, Any]) -> list[str]:

@@ -179,15 +179,13 @@ def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
         workflow = parent if parent is not None and parent.kind == "workflow_run" else None
         if verdict is not None:
             _classify(step, verdict, workflow)
-        elif (
-            workflow is not None
-            and id(step) not in run_ids
-            and step.kind == "generic"
-            and step.hint in (None, "chain")
-            and not step.is_model_call
-        ):
-            _make_step(step, workflow, "unrecognised span directly under a workflow run: one "
-                       "of its steps")
+        elif workflow is not None and id(step) not in run_ids and not step.is_model_call:
+            if step.kind == "generic" and step.hint in (None, "chain"):
+                _make_step(step, workflow, "unrecognised span directly under a workflow run: "
+                           "one of its steps")
+            elif step.kind == "agent_run" and not _holds_work(step):
+                _make_step(step, workflow, "agent span with no model or tool work, directly "
+                           "under a workflow run: one of its steps")
         stack.extend(reversed(step.children))
 
 

@@ -51,6 +51,8 @@ def input_messages_of(value: Any) -> list[Msg] | None:
 
 
 def _message_list(value: Any, depth: int) -> list[Any] | None:
+    """A message list, or a record whose content is one (no text of its own beside it:
+    ``{"input": "…", "chat_history": […]}`` is a text with its history, not a message list)."""
     if depth > 4:
         return None
     if isinstance(value, list):
@@ -58,6 +60,8 @@ def _message_list(value: Any, depth: int) -> list[Any] | None:
             return value
         return None
     if isinstance(value, dict):
+        if any(isinstance(v, str) and v.strip() and not is_repr(v) for v in value.values()):
+            return None
         for item in value.values():
             found = _message_list(parse_json(item), depth + 1)
             if found is not None:
@@ -69,6 +73,8 @@ def _message_shaped(item: Any) -> bool:
     """A message: a record with a role (or a LangChain serialisation), or a (role, text) pair."""
     if isinstance(item, dict):
         return "role" in item or langchain_message(item) is not None
+    if isinstance(item, str):
+        return is_repr(item) and "role=" in item  # a message object printed with repr
     return (
         isinstance(item, (list, tuple))
         and len(item) == 2

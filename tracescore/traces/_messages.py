@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._repr_data import repr_data
+from ._run_text import is_repr
 from ._steps import Call, File, Msg, Part, Reasoning, Result
 from ._values import langchain_message, parse_json, text_of
 
@@ -68,6 +70,10 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
                 if isinstance(system, str) and system:
                     msgs.insert(0, Msg("system", [system]))
                 return msgs
+        if "role" not in value:
+            inner = _message_list_in(value)
+            if inner is not None:
+                return parse_messages(inner, default_role=default_role)
         msg = parse_message(value, default_role=default_role)
         return [msg] if msg is not None else None
     if isinstance(value, list):
@@ -80,10 +86,30 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     return [Msg(default_role, [text_of(value)])]
 
 
+def _message_list_in(record: dict[str, Any]) -> list[Any] | None:
+    """The one list value of a record whose items are all messages (``{"replies": [...]}``);
+    messages printed as reprs count (``ChatMessage(_role=…)``)."""
+    for item in record.values():
+        if isinstance(item, list) and item and all(_message_item(i) for i in item):
+            return item
+    return None
+
+
+def _message_item(item: Any) -> bool:
+    if isinstance(item, dict):
+        return "role" in item
+    return isinstance(item, str) and is_repr(item) and "role=" in item
+
+
 def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     """One message from any supported shape (None for an empty or unreadable item)."""
     if type(obj) is not dict:
         obj = parse_json(obj)
+        if isinstance(obj, str) and is_repr(obj):
+            data = repr_data(obj)  # a framework message printed with repr: read, never shown
+            if isinstance(data, dict):
+                return parse_message(data, default_role=default_role)
+            return None
         if isinstance(obj, str):
             return Msg(default_role, [obj]) if obj else None
         if (
@@ -128,7 +154,7 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         _read_parts(content, parts)
     elif content is not None:
         parts.append(text_of(content))
-    listed = get("parts")
+    listed = get("parts") or get("blocks")
     if isinstance(listed, list):
         _read_parts(listed, parts)
     if not parts:
@@ -163,6 +189,8 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
 
 def _read_parts(items: Any, parts: list[Part]) -> None:
     for item in items if isinstance(items, list) else [items]:
+        if isinstance(item, str) and is_repr(item):
+            item = repr_data(item)
         if isinstance(item, str):
             if item:
                 parts.append(item)
@@ -217,6 +245,17 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     fr = item.get("functionResponse") or item.get("function_response")
     if isinstance(fr, dict):
         parts.append(Result(fr.get("id"), fr.get("name"), _unwrap_output(fr.get("response"))))
+        return True
+    named = item.get("tool_name") or item.get("name")
+    if named and isinstance(item.get("arguments"), (dict, str)):
+        # a call record (Haystack's ToolCall)
+        parts.append(Call(item.get("id"), str(named), parse_json(item["arguments"])))
+        return True
+    origin = item.get("origin")
+    if isinstance(origin, dict) and "result" in item:
+        name = origin.get("tool_name") or origin.get("name")
+        parts.append(Result(origin.get("id"), name, parse_json(item["result"]),
+                            bool(item.get("error"))))  # its result record (ToolCallResult)
         return True
     request = item.get("toolRequest")
     if isinstance(request, dict):
@@ -414,10 +453,33 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
     if role == "tool":
         call_id = fields.get("tool_call_id") or fields.get("id")
         text = "".join(p for p in parts if isinstance(p, str))
-        parts = [Result(str(call_id) if call_id else None, fields.get("name"), parse_json(text))]
+        records = [_record_result(v) for k, v in sorted(fields.items()) if k[:1] != "m"]
+        results = [r for r in records if r is not None]
+        if results and not text:
+            parts = list(results)  # results written as records of their own (AutoGen)
+        else:
+            parts = [Result(str(call_id) if call_id else None, fields.get("name"),
+                            parse_json(text))]
     if not parts and not fields.get("role"):
         return None
     return Msg(role, parts)
+
+
+def _record_result(value: Any) -> Result | None:
+    """A tool result written as a record of its own in a tool message's fields: ``{"content",
+    "call_id", "name", "is_error"}`` (AutoGen's ``function.N``)."""
+    record = parse_json(value)
+    if not isinstance(record, dict) or "content" not in record:
+        return None
+    call_id = record.get("call_id") or record.get("tool_call_id") or record.get("id")
+    if call_id is None and record.get("name") is None:
+        return None
+    return Result(
+        str(call_id) if call_id else None,
+        record.get("name"),
+        parse_json(record.get("content")),
+        bool(record.get("is_error")),
+    )
 
 
 _CALL_ROLES = frozenset({"tool-call", "tool_call"})

@@ -16,6 +16,7 @@ run's conversation (``_conversation``) and its answer (``_agent``):
 
 from __future__ import annotations
 
+from ._messages import parse_messages
 from ._run_text import is_repr, texts_of
 from ._steps import Msg, Step
 from ._values import parse_json
@@ -86,12 +87,25 @@ def declared_answer(run: Step, calls: list[Step]) -> str | None:
         return value if value.strip() and not is_repr(value) else None
     if not isinstance(value, dict):
         return None
+    for msg in reversed(_messages_in(value)):
+        if msg.role == "assistant" and msg.text and not is_repr(msg.text):
+            return msg.text
     texts = [v for v in value.values() if isinstance(v, str) and v.strip() and not is_repr(v)]
     if len(texts) == 1:
         return texts[0]
     completion = last_text(calls)
     placed = [(completion.rfind(t), t) for t in texts if completion and t in completion]
     return max(placed)[1] if placed else None
+
+
+def _messages_in(record: dict[str, object]) -> list[Msg]:
+    """Messages a record holds: a message list under any key, or a ``message`` record."""
+    if "message" in record and isinstance(record["message"], dict):
+        return parse_messages([record["message"]], default_role="assistant") or []
+    if any(isinstance(v, list) for v in record.values()):
+        msgs = parse_messages(record, default_role="assistant") or []
+        return msgs if len(msgs) > 1 or (msgs and msgs[0].parts) else []
+    return []
 
 
 def run_io(run: Step, calls: list[Step]) -> tuple[list[str], list[str]]:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from tracescore.model import AgentInput, Message, ScorerRun, Trajectory
 
 from ._agent import agent_input, agent_output
+from ._identity import session_id_of, user_id_of
 from ._message_out import to_message
 from ._scope import own_model_steps
 from ._steps import MODEL_KINDS, TOOL_KINDS, Msg, Step
@@ -24,10 +25,12 @@ def _context(step: Step) -> dict[str, Any] | None:
     context: dict[str, Any] = {}
     node: Step | None = step
     while node is not None and not (context.get("conversation_id") and context.get("user_id")):
-        if node.conversation_id and "conversation_id" not in context:
-            context["conversation_id"] = node.conversation_id
-        if node.user_id and "user_id" not in context:
-            context["user_id"] = node.user_id
+        conversation = node.conversation_id or session_id_of(node.attributes)
+        if conversation and "conversation_id" not in context:
+            context["conversation_id"] = conversation
+        user = node.user_id or user_id_of(node.attributes)
+        if user and "user_id" not in context:
+            context["user_id"] = user
         node = node.parent
     if (step.kind == "agent_run" or step.stands_as_agent) and not context.get("conversation_id"):
         # A run whose own span carries no session: its model calls may (OpenInference's
