@@ -165,7 +165,20 @@ def _llm_inputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
         from_value = parse_messages(value, default_role="user")
         if flat is None or _richer(from_value, flat):
             return from_value
+        if flat is not None and from_value:
+            return _fill_empty(flat, from_value)
     return flat
+
+
+def _fill_empty(flat: list[Msg], other: list[Msg]) -> list[Msg]:
+    """Flattened messages with the ones the instrumentation left empty taken from the same
+    request's other copy (the input value), message for message."""
+    mine = [m for m in flat if m.role != "system"]
+    theirs = [m for m in other if m.role != "system"]
+    if len(mine) != len(theirs):
+        return flat
+    fill = {id(a): b for a, b in zip(mine, theirs, strict=True) if not a.parts and b.parts}
+    return [fill.get(id(m), m) for m in flat] if fill else flat
 
 
 def _richer(candidate: list[Msg] | None, flat: list[Msg]) -> bool:

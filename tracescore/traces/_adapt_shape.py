@@ -6,6 +6,7 @@ input/output pair. This adapter reads them by the shape of keys (their last segm
 the prefix and separator: ``.``, ``:``, ``/``, ``_``) and values, so a span of an unknown schema
 still becomes a model call, a tool call or a run with its content:
 
+- **Steps**: a ``…node_id``/``…step_id`` attribute makes the span a workflow step of that id.
 - **Kind**: a ``type``/``kind``/``subtype`` attribute whose value is a kind word (``agent``,
   ``llm``/``model``/``chat``/``generation``, ``tool``/``function``, ``workflow``/``flow``,
   ``step``/``flowstep``/``node``, ``memory``, ``retriever``/``retrieval``, ``embedding``/
@@ -193,6 +194,12 @@ def adapt(span: Span, step: Step) -> None:
         if raw is not None:
             step.output = Lazy(parse_json, raw)
     kind = kind_of(attrs)
+    step_id = first(attrs, "node_id", "node.id", "step_id", "step.id", "nodeid", "stepid")
+    if kind is None and step_id is not None and not isinstance(step_id, (dict, list)):
+        step.kind = "workflow_step"
+        step.hint = "shape"
+        step.name = step.step_id = str(step_id)
+        return
     listed_key = next((k for k, v in attrs.items() if _ends(k, "messages", "prompt")
                        and isinstance(v, str) and v.startswith("[")), None)
     model = first(attrs, "model", "model_name", "model.name", "model.id")

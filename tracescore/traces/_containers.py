@@ -181,8 +181,12 @@ def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
             _classify(step, verdict, workflow)
         elif workflow is not None and id(step) not in run_ids and not step.is_model_call:
             if step.kind == "generic" and step.hint in (None, "chain"):
-                _make_step(step, workflow, "unrecognised span directly under a workflow run: "
-                           "one of its steps")
+                if _passes_through(step):
+                    note(step, "directly under a workflow run, but its output is its input: a "
+                         "pass-through, plumbing")
+                else:
+                    _make_step(step, workflow, "unrecognised span directly under a workflow "
+                               "run: one of its steps")
             elif step.kind == "agent_run" and not _holds_work(step):
                 _make_step(step, workflow, "agent span with no model or tool work, directly "
                            "under a workflow run: one of its steps")
@@ -209,6 +213,13 @@ def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
         _plumbing(step, "graph node outside a workflow: plumbing")
     else:
         _plumbing(step, "holds no run and no steps of its own: plumbing")
+
+
+def _passes_through(step: Step) -> bool:
+    """A span with no work whose output is its input (a graph's start node)."""
+    if step._input is None or step._output is None or step.children:
+        return False
+    return step.input == step.output
 
 
 def _wrap(step: Step, *, lend_name: bool = False) -> None:

@@ -25,6 +25,7 @@ def merge_conversation(msgs: list[Msg]) -> list[Msg]:
     messages, as a stored conversation reads (Mastra's message list does the same)."""
     out: list[Msg] = []
     open_calls: dict[str, tuple[Msg, int]] = {}
+    unnamed: list[tuple[Msg, Call]] = []  # calls without an id, answered in order
     for msg in msgs:
         if msg.role == "tool":
             leftover: list[Part] = []
@@ -32,6 +33,10 @@ def merge_conversation(msgs: list[Msg]) -> list[Msg]:
                 if isinstance(part, Result) and part.id and part.id in open_calls:
                     owner, _ = open_calls.pop(part.id)
                     owner.parts.append(part)
+                elif isinstance(part, Result) and part.id is None and unnamed:
+                    owner, call = unnamed.pop(0)
+                    owner.parts.append(Result(None, part.name or call.name, part.result,
+                                              part.is_error))
                 else:
                     leftover.append(part)
             if leftover:
@@ -47,12 +52,21 @@ def merge_conversation(msgs: list[Msg]) -> list[Msg]:
             for part in msg.parts:
                 if isinstance(part, Call) and part.id:
                     open_calls[part.id] = (target, 0)
+                elif isinstance(part, Call):
+                    unnamed.append((target, part))
     return out
 
 
 def to_message(msg: Msg, *, content: str | None = None) -> Message:
     """A pydantic ``Message`` from a ``Msg`` (tool results join the calls they answer)."""
     results = {r.id: r for r in msg.parts if isinstance(r, Result) and r.id}
+    # Results without ids answer the calls without ids, in order.
+    loose = [r for r in msg.parts if isinstance(r, Result) and r.id is None]
+    paired = {
+        id(c): loose.pop(0)
+        for c in msg.parts
+        if isinstance(c, Call) and c.id is None and loose
+    }
     used: set[str] = set()
     parts: list[Any] = []
     invocations: list[ToolInvocation] = []
@@ -62,7 +76,7 @@ def to_message(msg: Msg, *, content: str | None = None) -> Message:
             texts.append(part)
             parts.append(TextPart(text=part))
         elif isinstance(part, Call):
-            result = results.get(part.id) if part.id else None
+            result = results.get(part.id) if part.id else paired.get(id(part))
             if result is not None and part.id:
                 used.add(part.id)
             inv = tool_invocation(part.id, part.name, part.args, result)
@@ -70,6 +84,8 @@ def to_message(msg: Msg, *, content: str | None = None) -> Message:
             parts.append(ToolInvocationPart(tool_invocation=inv))
         elif isinstance(part, Result):
             if part.id and part.id in used:
+                continue
+            if part.id is None and any(r is part for r in paired.values()):
                 continue
             if part.id and any(isinstance(p, Call) and p.id == part.id for p in msg.parts):
                 continue

@@ -18,7 +18,7 @@ from typing import Any
 from ._repr_data import repr_data
 from ._run_text import is_repr
 from ._steps import Call, File, Msg, Part, Reasoning, Result
-from ._values import langchain_message, parse_json, text_of
+from ._values import langchain_message, parse_json, parse_json_any, text_of
 
 _ROLES = {
     "system": "system",
@@ -35,6 +35,13 @@ _ROLES = {
     "ipython": "tool",
     "tool_result": "tool",
 }
+_CALL_TYPES = frozenset(
+    {"tool_call", "tool-call", "tool_use", "function_call", "tool_call_request"}
+)
+_RESULT_TYPES = frozenset(
+    {"tool_call_response", "tool-result", "tool_result", "function_call_output",
+     "function_call_result"}
+)
 _FOUR_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text", "message_content"})
 _SKIP_TYPES = frozenset(
@@ -123,6 +130,12 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         if not isinstance(obj, dict):
             return None if obj is None else Msg(default_role, [text_of(obj)])
     if "role" not in obj:
+        kind = obj.get("type")
+        if kind in _CALL_TYPES:  # a Responses-API item: the assistant's call, or its result
+            call = _call_of(obj)
+            return Msg("assistant", [call]) if call is not None else None
+        if kind in _RESULT_TYPES:
+            return Msg("tool", [_result_of(obj)])
         if "message" in obj and isinstance(obj["message"], dict):
             return parse_message(obj["message"], default_role=default_role)
         if "lc" in obj or "data" in obj:
@@ -168,7 +181,7 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
     function_call = get("function_call")
     if isinstance(function_call, dict) and function_call.get("name"):
         parts.append(
-            Call(None, str(function_call["name"]), parse_json(function_call.get("arguments")))
+            Call(None, str(function_call["name"]), _args(function_call.get("arguments")))
         )
     if role == "tool":
         call_id = obj.get("tool_call_id") or obj.get("toolCallId") or obj.get("id")
@@ -207,12 +220,12 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             if isinstance(text, str) and text:
                 parts.append(text)
             continue
-        if ptype in ("tool_call", "tool-call", "tool_use", "function_call", "tool_call_request"):
+        if ptype in _CALL_TYPES:
             call = _call_of(item)
             if call is not None:
                 parts.append(call)
             continue
-        if ptype in ("tool_call_response", "tool-result", "tool_result", "function_call_output"):
+        if ptype in _RESULT_TYPES:
             parts.append(_result_of(item))
             continue
         if ptype == "tool-invocation":
@@ -240,7 +253,7 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     when the block was one of them."""
     fc = item.get("functionCall") or item.get("function_call")
     if isinstance(fc, dict):
-        parts.append(Call(fc.get("id"), str(fc.get("name") or ""), parse_json(fc.get("args"))))
+        parts.append(Call(fc.get("id"), str(fc.get("name") or ""), _args(fc.get("args"))))
         return True
     fr = item.get("functionResponse") or item.get("function_response")
     if isinstance(fr, dict):
@@ -249,7 +262,7 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     named = item.get("tool_name") or item.get("name")
     if named and isinstance(item.get("arguments"), (dict, str)):
         # a call record (Haystack's ToolCall)
-        parts.append(Call(item.get("id"), str(named), parse_json(item["arguments"])))
+        parts.append(Call(item.get("id"), str(named), _args(item["arguments"])))
         return True
     origin = item.get("origin")
     if isinstance(origin, dict) and "result" in item:
@@ -260,7 +273,7 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     request = item.get("toolRequest")
     if isinstance(request, dict):
         parts.append(Call(request.get("ref"), str(request.get("name") or ""),
-                          parse_json(request.get("input"))))
+                          _args(request.get("input"))))
         return True
     response = item.get("toolResponse")
     if isinstance(response, dict):
@@ -270,7 +283,7 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     use = item.get("toolUse")
     if isinstance(use, dict):
         parts.append(
-            Call(use.get("toolUseId"), str(use.get("name") or ""), parse_json(use.get("input")))
+            Call(use.get("toolUseId"), str(use.get("name") or ""), _args(use.get("input")))
         )
         return True
     result = item.get("toolResult")
@@ -311,14 +324,31 @@ def _call_of(item: Any) -> Call | None:
     if not name:
         return None
     call_id = (
-        item.get("id") or item.get("toolCallId") or item.get("tool_call_id") or item.get("call_id")
+        item.get("call_id")
+        or item.get("callId")
+        or item.get("toolCallId")
+        or item.get("tool_call_id")
+        or item.get("id")
     )
-    return Call(str(call_id) if call_id else None, str(name), parse_json(args))
+    return Call(str(call_id) if call_id else None, str(name), _args(args))
+
+
+def _args(value: Any) -> Any:
+    """A tool call's arguments: JSON text, once or twice encoded (a JSON string holding the JSON
+    text, as Mastra's OpenInference export writes them), read as data."""
+    value = parse_json_any(value)
+    if isinstance(value, str):
+        value = parse_json(value)
+    return value
 
 
 def _result_of(item: dict[str, Any]) -> Result:
     call_id = (
-        item.get("id") or item.get("toolCallId") or item.get("tool_use_id") or item.get("call_id")
+        item.get("call_id")
+        or item.get("callId")
+        or item.get("toolCallId")
+        or item.get("tool_use_id")
+        or item.get("id")
     )
     name = item.get("name") or item.get("toolName")
     for key in ("response", "result", "output", "content"):
@@ -344,6 +374,8 @@ def _unwrap_output(value: Any) -> Any:
     if isinstance(value, dict) and value.get("type") == "tool" and "content" in value:
         inner = value["content"]
         return parse_json(inner) if isinstance(inner, str) else inner
+    if isinstance(value, dict) and value.get("type") == "text" and isinstance(value.get("text"), str):
+        return parse_json(value["text"])
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
         only = value[0]
         if only.get("type") == "text" and isinstance(only.get("text"), str):
@@ -444,7 +476,7 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
         if name:
             args = item.get("function.arguments", item.get("arguments"))
             call_id = item.get("id")
-            parts.append(Call(str(call_id) if call_id else None, str(name), parse_json(args)))
+            parts.append(Call(str(call_id) if call_id else None, str(name), _args(args)))
     fc_name = fields.get("function_call_name")
     if fc_name:
         parts.append(

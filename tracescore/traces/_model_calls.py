@@ -103,6 +103,10 @@ def _lend(call: Step, wrapper: Step) -> None:
     """Give a single call what its only wrapper knows and the call's own span does not."""
     if not call.has_input_messages and wrapper.has_input_messages:
         call.input_messages = wrapper._input_messages
+    elif wrapper.has_input_messages:
+        # Both record the request: the fuller copy wins (Mastra's OpenInference export puts
+        # placeholders for tool calls in the step's messages, the calls on its wrapper).
+        call.input_messages = Lazy(_fuller, call._input_messages, wrapper._input_messages)
     lent = wrapper._output_messages
     if lent is not None:
         # Merged on first read: a tree nobody reads the messages of never parses them.
@@ -134,8 +138,11 @@ _USAGE_FIELDS = (
 
 def _body_usage(attrs: dict[str, Any]) -> dict[str, int] | None:
     """Usage from the provider's raw response body a span kept (Mastra's
-    ``mastra.metadata.body``), for a model call whose span reports no usage."""
+    ``mastra.metadata.body``, or a ``body`` in its JSON ``metadata``), for a model call whose
+    span reports no usage."""
     raw = attrs.get("mastra.metadata.body")
+    if raw is None:
+        raw = as_dict(attrs.get("metadata")).get("body")
     if raw is None:
         return None
     usage = as_dict(as_dict(raw).get("usage") or as_dict(raw).get("usageMetadata"))
@@ -159,6 +166,18 @@ def _lent_outputs(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy) -> list[
         return own_msgs
     last = own_msgs[-1]
     return [*own_msgs[:-1], Msg(last.role, [*last.parts, *calls])]
+
+
+def _fuller(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy | None) -> list[Msg] | None:
+    """Of two copies of one request's messages, the one that says more (parts, call ids)."""
+    own_msgs, lent_msgs = _resolved(own), _resolved(lent)
+    if not lent_msgs or len(lent_msgs) != len(own_msgs or []):
+        return own_msgs or lent_msgs
+    return lent_msgs if _weight(lent_msgs) > _weight(own_msgs or []) else own_msgs
+
+
+def _weight(msgs: list[Msg]) -> int:
+    return sum(len(m.parts) + sum(1 for c in m.calls if c.id) + len(m.results) for m in msgs)
 
 
 def _resolved(value: list[Msg] | Lazy | None) -> list[Msg] | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._messages import parse_messages
 from ._run_text import is_repr, texts_of
+from ._steps import RUN_KINDS as _RUNS
 from ._steps import Msg, Step
 from ._values import parse_json
 
@@ -130,7 +131,14 @@ def run_io(run: Step, calls: list[Step]) -> tuple[list[str], list[str]]:
         for msg in calls[-1].output_messages or []:
             for call in msg.calls:
                 wanted_out.extend(texts_of(call.args))
+    for child in run.children:
+        if child.kind == "agent_run" and child.hint == "handoff":  # its answer is theirs
+            wanted_out.extend(run_io(child, _own(child))[1])
     return wanted_in, wanted_out
+
+
+def _own(run: Step) -> list[Step]:
+    return [s for s in run.descendants(stop_at=_RUNS) if s.is_model_call]
 
 
 __all__ = [
