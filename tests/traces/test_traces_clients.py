@@ -131,12 +131,17 @@ def _input(v: _View) -> None:
 
 
 def _triage_instructions(folder: str) -> str:
-    """The instructions of the agent that was offered a handoff tool (from the LLM requests)."""
+    """The instructions of the agent that was offered a handoff: the first request offering a
+    tool that is not one of the scenario's (``transfer_to_*``, ``delegate_task``)."""
+    scenario_tools = {tool["name"] for tool in SCENARIO["tools"]}
     for line in (FIXTURES / folder / "requests.jsonl").read_text().splitlines():
         body = json.loads(line)["body"]
         names = [t.get("name") or t.get("function", {}).get("name") for t in body.get("tools", [])]
-        if any(str(n).startswith("transfer_to_") for n in names):
-            return str(body.get("instructions"))
+        if any(n not in scenario_tools for n in names):
+            if body.get("instructions"):
+                return str(body["instructions"])
+            system = [m for m in body.get("messages", []) if m.get("role") == "system"]
+            return str(system[0]["content"]) if system else ""
     raise AssertionError("no request offered a handoff")
 
 

@@ -257,7 +257,8 @@ def fill(
         step.tool_args = step.input
         step.tool_result = step.output
     elif kind == "agent_run":
-        agent = first(attrs, "agent.name", "entity.name") or name
+        named = name if name != span.name else None  # ``subagent:weather_agent``
+        agent = named or first(attrs, "agent.name", "entity.name") or name
         step.name = str(agent)
         step.agent_id = step.name
         instructions = first(attrs, "instructions", "system_prompt")

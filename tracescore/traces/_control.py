@@ -1,8 +1,9 @@
 """Control tools, recognised by the role they play in a run rather than by their names.
 
-- **A handoff**: a tool call after which another agent's run starts, outside the run that asked,
-  whose name the call carries (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, a
-  ``handoff to weather_agent`` tool span: names compared with case and punctuation aside). It is
+- **A handoff**: a tool call after which another agent's run starts — outside the run that
+  asked, or inside the tool's own span (a delegate tool) — whose name the call's name or
+  arguments carry (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, ``delegate_task
+  {"targetAgents": ["weather_agent"]}``: names compared with case and punctuation aside). It is
   not a tool call of the run: the handed-to run becomes a child of the run that handed off.
 - **A final answer**: the run's last tool call, after which its tool loop ends (no later model
   call of the same conversation: same instructions), when its arguments carry the run's final
@@ -54,40 +55,57 @@ def own_tools(run: Step) -> list[Step]:
 def handoffs(runs: list[Step]) -> list[Step]:
     """Move each handed-to agent run under the run that handed off to it; return the runs moved.
 
-    ``runs``: the agent runs, outermost first."""
+    ``runs``: the agent runs, outermost first. The calls looked at are the ones the run's model
+    calls asked for, and, where the model's output was not captured, its tool spans."""
     agents = sorted((r for r in runs if r.kind == "agent_run"), key=lambda r: r.start_time_ns)
     moved: list[Step] = []
     for run in agents:
-        for call in own_calls(run):
-            for msg in call.output_messages or []:
-                for asked in msg.calls:
-                    target = _handed_to(run, call, asked, agents)
-                    if target is None:
-                        continue
-                    asked.control = HANDOFF
-                    _adopt(run, target)
-                    moved.append(target)
-                    note(target, f"handed off to by {run.name!r} ({run.span_id}) through its "
-                         f"call {asked.name!r}: its child")
-                    for tool in own_tools(run):
-                        if _same_call(tool, asked) or _names(tool, target):
-                            tool.kind = "generic"
-                            tool.hint = HANDOFF
-                            note(tool, f"{asked.name!r} hands the conversation to "
-                                 f"{target.name!r}: a handoff, not a tool call (dropped)")
+        asked_calls: list[tuple[Step, Call]] = [
+            (call, asked)
+            for call in own_calls(run)
+            for msg in call.output_messages or []
+            for asked in msg.calls
+        ]
+        seen = {(c.id, c.name) for _, c in asked_calls}
+        for tool in own_tools(run):
+            if (tool.tool_call_id, tool.tool_name) not in seen and tool.tool_name:
+                # a tool span no captured model output asked for: its own call
+                asked_calls.append((tool, Call(tool.tool_call_id, tool.tool_name, tool.tool_args)))
+        for call, asked in asked_calls:
+            target = _handed_to(run, call, asked, agents)
+            if target is None:
+                continue
+            asked.control = HANDOFF
+            _adopt(run, target)
+            moved.append(target)
+            note(target, f"handed off to by {run.name!r} ({run.span_id}) through its call "
+                 f"{asked.name!r}: its child")
+            for tool in own_tools(run):
+                if _same_call(tool, asked) or _names(tool, target):
+                    tool.kind = "generic"
+                    tool.hint = HANDOFF
+                    note(tool, f"{asked.name!r} hands the conversation to {target.name!r}: a "
+                         "handoff, not a tool call (dropped)")
     return moved
 
 
 def _handed_to(run: Step, call: Step, asked: Call, agents: list[Step]) -> Step | None:
+    """The agent run ``asked`` hands to: a later run outside ``run``, or inside the tool step
+    that executes ``asked`` (a delegate tool), whose name the call's name or arguments carry."""
     wanted = squash(asked.name)
+    carried = {squash(t) for t in texts_of(asked.args)}
     for other in agents:
-        if other is run or other.start_time_ns < call.start_time_ns or _within(other, run):
+        if other is run or other.start_time_ns < call.start_time_ns or _within(run, other):
             continue
-        if _within(run, other):
-            continue
+        if _within(other, run):
+            holder = other.parent
+            while holder is not None and holder is not run and holder.kind not in TOOL_KINDS:
+                holder = holder.parent
+            if holder is None or holder is run or not _same_call(holder, asked):
+                continue
         for name in (other.name, other.agent_id):
             key = squash(name)
-            if len(key) >= 3 and key != wanted and key in wanted:
+            if len(key) >= 3 and ((key != wanted and key in wanted) or key in carried):
                 return other
     return None
 
