@@ -20,7 +20,7 @@ CLIENT_KEYS = {"client", "versions", "instrumentation", "wire_format", "agent_na
                "scenario_parts", "where", "gaps", "current_transform"}
 GAP_ASSERTIONS = {"input", "history", "system", "output", "tool_calls", "tool_args", "tool_results",
                   "trajectory", "tokens", "workflow", "handoff", "nested_agent", "session",
-                  "agent_name", "tool_spans", "history_tools"}
+                  "agent_name", "tool_spans", "history_tools", "workflow_shape"}
 WHERE_KEYS = {"user_question", "system_prompt", "history", "final_text", "tool_args",
               "tool_results"}
 
@@ -72,16 +72,33 @@ def test_index_labels_match_the_client(folder: str) -> None:
         assert set(gap["scenarios"]) <= set(labels)
 
 
-@pytest.mark.parametrize("folder", CAPTURES)
-def test_client_versions_are_the_pinned_ones(folder: str) -> None:
-    """CLIENT.json's versions are the ones the client's requirements.txt pins (no drift)."""
-    requirements = FIXTURES / "clients" / folder / "requirements.txt"
+def _pins(folder: str) -> dict[str, str]:
+    """Package → exact version the client installs: a Python client's requirements.txt pins, or
+    the packages a JavaScript client's package-lock.json installs at its top level."""
+    client_dir = FIXTURES / "clients" / folder
+    lock = client_dir / "package-lock.json"
+    if lock.exists():
+        packages: dict[str, Any] = json.loads(lock.read_text())["packages"]
+        prefix = "node_modules/"
+        return {
+            path.removeprefix(prefix).lower(): str(entry.get("version"))
+            for path, entry in packages.items()
+            if path.startswith(prefix) and "/node_modules/" not in path.removeprefix(prefix)
+        }
+    requirements = client_dir / "requirements.txt"
     pins = dict(
         line.lower().split("==", 1)
         for line in requirements.read_text().splitlines()
         if "==" in line and not line.startswith("#")
     )
-    pins = {name.split("[", 1)[0]: pin for name, pin in pins.items()}  # "pkg[extra]==1.0"
+    return {name.split("[", 1)[0]: pin for name, pin in pins.items()}  # "pkg[extra]==1.0"
+
+
+@pytest.mark.parametrize("folder", CAPTURES)
+def test_client_versions_are_the_pinned_ones(folder: str) -> None:
+    """CLIENT.json's versions are the ones the client's requirements.txt or package-lock.json
+    pins (no drift)."""
+    pins = _pins(folder)
     versions = _client(folder)["versions"]
     assert versions
     for package, version in versions.items():

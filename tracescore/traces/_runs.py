@@ -97,7 +97,7 @@ def trace_to_span_run(trace: Trace, span_id: str) -> ScorerRun:
     call its arguments and result; anything else its input and output values.
     """
     step = step_of(trace, span_id)
-    if step.kind == "agent_run":
+    if is_agent(step):
         return _run(trace, step, agent_input(step), agent_output(step))
     input, output = _span_io(step)
     return _run(trace, step, input, output)
@@ -118,7 +118,9 @@ def trace_to_scorer_run(
     step = step_of(trace, span_id) if span_id is not None else default_target(trace)
     if step is None:
         return _run(trace, None, None, None)
-    if step.kind == "agent_run" or (span_id is None and step.stands_as_agent):
+    if step.kind == "agent_run" or (span_id is None and step.stands_as_agent) or (
+        span_id is not None and not step.stands_as_agent and is_agent(step)
+    ):
         return _run(trace, step, agent_input(step), agent_output(step))
     input, output = _span_io(step)
     return _run(trace, step, input, output)
@@ -151,7 +153,9 @@ def trace_to_scorer_runs(
                                   trajectory_of([step], raw_output=agent_out))
             else:
                 runs[kind] = _run(trace, step, _span_io(step)[0], trajectory_of([step]))
-        elif kind == "agent" or step.kind == "agent_run":
+        elif kind == "agent" or step.kind == "agent_run" or (
+            not step.stands_as_agent and is_agent(step)
+        ):
             runs[kind] = _run(trace, step, *agent_io())
         else:
             runs[kind] = _run(trace, step, *_span_io(step))
@@ -179,7 +183,7 @@ def _span_io(step: Step) -> tuple[Any, Any]:
 def kind_of(step: Step) -> ScorerInputKind:
     """The scorer-input kind of a target step (a model call standing as the agent of a plain
     LLM-call trace is an agent)."""
-    if step.kind == "agent_run" or step.stands_as_agent:  # ``is_agent``
+    if is_agent(step):
         return "agent"
     if step.kind == "workflow_run":
         return "workflow"

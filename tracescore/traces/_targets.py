@@ -74,8 +74,20 @@ def choose_target(trace: Trace) -> tuple[Step | None, str]:
 
 
 def is_agent(step: Step) -> bool:
-    """True for an agent run, or a model call standing as the agent of a plain LLM-call trace."""
-    return step.kind == "agent_run" or step.stands_as_agent
+    """True for an agent run, a model call standing as the agent of a plain LLM-call trace, or
+    a plain span asked for by id whose subtree is a plain LLM-call loop (several model calls,
+    or a call and a tool, and no run): the plain-trace rule applied to the subtree."""
+    if step.kind == "agent_run" or step.stands_as_agent:
+        return True
+    if step.kind != "generic" or step.is_model_call:
+        return False
+    calls = tools = 0
+    for below in step.descendants():
+        if below.kind in RUN_KINDS:
+            return False
+        calls += below.is_model_call
+        tools += below.kind in TOOL_KINDS
+    return calls > 1 or (calls == 1 and tools > 0)
 
 
 def forest_step(trace: Trace) -> Step:

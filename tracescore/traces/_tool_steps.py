@@ -39,6 +39,8 @@ class Entry:
     seq: int = 0
     caller: Step | None = None
     """The model call that asked for this tool call (None when only its span is known)."""
+    matched_by: str = ""
+    """How the span was matched to the model's call (``call id``, ``name``, ``name within``)."""
 
 
 def settle_tools(agent: Step, declared: str | None) -> None:
@@ -55,9 +57,10 @@ def settle_tools(agent: Step, declared: str | None) -> None:
         if step is None:
             continue
         if entry.caller is not None:
-            if step.name != entry.name or step.tool_name != entry.name:
-                note(step, f"executes the call {entry.name!r} model call "
-                     f"{entry.caller.span_id} made: named by it")
+            renamed = f" (span named {step.name!r})" if step.name != entry.name else ""
+            note(step, f"executes the call {entry.name!r} that model call "
+                 f"{entry.caller.span_id} made, matched by {entry.matched_by}{renamed}: its "
+                 "name, arguments and call id are the call's")
             step.name = step.tool_name = entry.name
             if entry.id:
                 step.tool_call_id = entry.id
@@ -107,6 +110,8 @@ def _entries(agent: Step) -> tuple[list[Entry], list[tuple[int, Step]]]:
                         by_id[call.id] = entry
         elif step.kind in TOOL_KINDS:
             found = _match(step, entries, by_id)
+            if found is not None and not found.matched_by:
+                found.matched_by = _how(step, found)
             if found is None:
                 found = Entry(step.tool_call_id, step.tool_name or step.name, step.tool_args,
                               seq=seq)
@@ -149,6 +154,14 @@ def _match(step: Step, entries: list[Entry], by_id: dict[str, Entry]) -> Entry |
         if wanted and any(wanted in n or (n and n in wanted) for n in squashed):
             return entry
     return None
+
+
+def _how(step: Step, entry: Entry) -> str:
+    if step.tool_call_id and step.tool_call_id == entry.id:
+        return "call id"
+    if entry.name in (step.tool_name, step.name):
+        return "name"
+    return "a name containing the call's"
 
 
 def untraced_tools(agent: Step) -> dict[str, list[ToolCallStep]]:
