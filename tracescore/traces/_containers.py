@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from ._adapt_generic import method_owner
 from ._agent_runs import graph_node
-from ._control import handoffs, own_calls
+from ._control import handoffs
 from ._run_io import run_io
 from ._run_text import reads_as
+from ._scope import own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
 
 _CONTAINER_KINDS = frozenset({"generic", "agent_run", "workflow_run"})
@@ -219,7 +220,7 @@ def _passes_through(step: Step) -> bool:
     """A span with no work whose output is its input (a graph's start node)."""
     if step._input is None or step._output is None or step.children:
         return False
-    return step.input == step.output
+    return bool(step.input == step.output)
 
 
 def _wrap(step: Step, *, lend_name: bool = False) -> None:

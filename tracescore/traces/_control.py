@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from ._loops import facts_of
 from ._run_text import same_text, texts_of
-from ._steps import RUN_KINDS, TOOL_KINDS, Call, Msg, Part, Result, Step, note
+from ._scope import own_calls, own_tools
+from ._steps import TOOL_KINDS, Call, Msg, Part, Result, Step, note
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 HANDOFF = "handoff"
@@ -31,25 +32,6 @@ FINAL_ANSWER = "final_answer"
 def squash(name: str | None) -> str:
     """A name with case and punctuation aside (``Weather Agent`` → ``weatheragent``)."""
     return _NOT_WORD.sub("", (name or "").lower())
-
-
-def own_calls(run: Step) -> list[Step]:
-    """The run's own model calls in tree order (not those of runs nested in it)."""
-    out: list[Step] = []
-    stack = list(reversed(run.children))
-    while stack:
-        step = stack.pop()
-        if step.is_model_call:
-            out.append(step)
-        if step.kind in RUN_KINDS:
-            continue
-        stack.extend(reversed(step.children))
-    return out
-
-
-def own_tools(run: Step) -> list[Step]:
-    """The run's own tool steps (not those of nested runs)."""
-    return [s for s in run.descendants(stop_at=RUN_KINDS) if s.kind in TOOL_KINDS]
 
 
 def handoffs(runs: list[Step]) -> list[Step]:
@@ -265,7 +247,5 @@ __all__ = [
     "answers_as_text",
     "final_answer",
     "handoffs",
-    "own_calls",
-    "own_tools",
     "squash",
 ]

@@ -374,8 +374,9 @@ def _unwrap_output(value: Any) -> Any:
     if isinstance(value, dict) and value.get("type") == "tool" and "content" in value:
         inner = value["content"]
         return parse_json(inner) if isinstance(inner, str) else inner
-    if isinstance(value, dict) and value.get("type") == "text" and isinstance(value.get("text"), str):
-        return parse_json(value["text"])
+    text = value.get("text") if isinstance(value, dict) else None
+    if isinstance(text, str) and value.get("type") == "text":
+        return parse_json(text)
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
         only = value[0]
         if only.get("type") == "text" and isinstance(only.get("text"), str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ._messages import parse_messages
 from ._run_text import is_repr, texts_of
-from ._steps import RUN_KINDS as _RUNS
+from ._scope import own_calls
 from ._steps import Msg, Step
 from ._values import parse_json
 
@@ -133,12 +133,8 @@ def run_io(run: Step, calls: list[Step]) -> tuple[list[str], list[str]]:
                 wanted_out.extend(texts_of(call.args))
     for child in run.children:
         if child.kind == "agent_run" and child.hint == "handoff":  # its answer is theirs
-            wanted_out.extend(run_io(child, _own(child))[1])
+            wanted_out.extend(run_io(child, own_calls(child))[1])
     return wanted_in, wanted_out
-
-
-def _own(run: Step) -> list[Step]:
-    return [s for s in run.descendants(stop_at=_RUNS) if s.is_model_call]
 
 
 __all__ = [

@@ -1,11 +1,13 @@
 """A run's own steps: its subtree in order, and which of its steps belong to runs nested in it.
 
-Used once the tree is final (stage 4 and 5, and the outputs); results are kept on the step.
+``scope``, ``in_nested`` and ``own_model_steps`` are for a final tree (stage 4 and 5, and the
+outputs) and keep their results on the step; ``own_calls`` and ``own_tools`` read the tree as it
+is (stage 3 still moves runs).
 """
 
 from __future__ import annotations
 
-from ._steps import MODEL_KINDS, Step
+from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step
 
 
 def scope(agent: Step) -> list[Step]:
@@ -38,4 +40,23 @@ def own_model_steps(agent: Step) -> list[Step]:
     return cached
 
 
-__all__ = ["in_nested", "own_model_steps", "scope"]
+def own_calls(run: Step) -> list[Step]:
+    """The run's own model calls in tree order (not those of runs nested in it)."""
+    out: list[Step] = []
+    stack = list(reversed(run.children))
+    while stack:
+        step = stack.pop()
+        if step.is_model_call:
+            out.append(step)
+        if step.kind in RUN_KINDS:
+            continue
+        stack.extend(reversed(step.children))
+    return out
+
+
+def own_tools(run: Step) -> list[Step]:
+    """The run's own tool steps (not those of nested runs)."""
+    return [s for s in run.descendants(stop_at=RUN_KINDS) if s.kind in TOOL_KINDS]
+
+
+__all__ = ["in_nested", "own_calls", "own_model_steps", "own_tools", "scope"]
