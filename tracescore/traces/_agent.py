@@ -24,10 +24,15 @@ from ._tool_steps import final_answer_call, invocation, tool_entries
 
 
 def declared_text(agent: Step, calls: list[Step] | None = None) -> str | None:
-    """The answer the run's own span declares (``_run_io.declared_answer``), or None."""
-    if calls is None:
-        calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
-    return declared_answer(agent, calls)
+    """The answer the run's own span declares (``_run_io.declared_answer``), or None; read once
+    per run of a final tree."""
+    cached = agent._declared_cache
+    if cached is None:
+        if calls is None:
+            calls = [s for s in scope(agent) if s.is_model_call and not in_nested(s, agent)]
+        cached = agent._declared_cache = (declared_answer(agent, calls),)
+    found: str | None = cached[0]
+    return found
 
 
 def final_text(agent: Step, calls: list[Step] | None = None) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from ._adapt_generic import method_owner
 from ._loops import continues, conversations, facts_of
 from ._run_text import reads_as
+from ._scope import depth_of
 from ._steps import MODEL_KINDS, TOOL_KINDS, Step, note
 
 
@@ -83,7 +84,7 @@ def find_agent_runs(
     if loose or (tools and not found):
         found.extend(_plain_roots(roots, found))
     found = list(dict.fromkeys(found))
-    found.sort(key=_depth)
+    found.sort(key=depth_of)
     return found
 
 
@@ -155,7 +156,7 @@ def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Ste
                     if tool is not None:
                         members.append(tool)
         home = common_ancestor(members)
-        homes.append((_depth(home), loop, home))
+        homes.append((depth_of(home), loop, home))
     homes.sort(key=lambda item: -item[0])
     out: list[Step] = []
     for _, loop, home in homes:
@@ -265,15 +266,6 @@ def _path(step: Step) -> list[Step]:
         node = node.parent
     out.reverse()
     return out
-
-
-def _depth(step: Step) -> int:
-    depth = 0
-    node = step.parent
-    while node is not None:
-        depth += 1
-        node = node.parent
-    return depth
 
 
 __all__ = ["common_ancestor", "declared_agent", "find_agent_runs", "graph_node"]

@@ -41,6 +41,8 @@ def handoffs(runs: list[Step]) -> list[Step]:
     calls asked for, and, where the model's output was not captured, its tool spans."""
     agents = sorted((r for r in runs if r.kind == "agent_run"), key=lambda r: r.start_time_ns)
     moved: list[Step] = []
+    if len(agents) < 2:
+        return moved  # no other run to hand to
     for run in agents:
         asked_calls: list[tuple[Step, Call]] = [
             (call, asked)
@@ -150,16 +152,16 @@ def final_answer(entries: list[Any], calls: list[Step], answer: str) -> Any:
         return None
     after = at if at is not None else anchor.start_time_ns
     later = [c for c in calls if c.start_time_ns > after]
-    system = facts_of(anchor).system
-    if any(facts_of(c).system == system for c in later):
-        return None  # the loop went on after it: a tool it used
     args = texts_of(last.args)
     echoed = texts_of(step.tool_result) if step is not None else []
     carries = bool(answer) and any(same_text(a, answer) for a in args)
     echoes = any(same_text(a, e) for a in args for e in echoed)
-    signals = not args and bool(later) and bool(answer)
+    signals = last.args in (None, {}, [], "") and bool(later) and bool(answer)
     if not (carries or echoes or signals):
         return None
+    system = facts_of(anchor).system
+    if any(facts_of(c).system == system for c in later):
+        return None  # the loop went on after it: a tool it used
     name = (step.tool_name or step.name) if step is not None else ""
     if anchor is last.caller:
         for msg in anchor.output_messages or []:

@@ -97,7 +97,8 @@ def own_input(agent: Step, turn: str = "") -> list[Msg]:
     text; else the text of its record that the model's current turn ``turn`` contains."""
     msgs = agent.input_messages
     if msgs and any(m.parts for m in msgs) and not any(is_repr(m.text) for m in msgs):
-        if agent.kind in MODEL_KINDS or agent._input is None or input_messages_of(agent.input):
+        raw = None if agent._input is None or agent.kind in MODEL_KINDS else agent.input
+        if raw is None or isinstance(raw, (str, list)) or input_messages_of(raw):
             return msgs
     if agent._input is None or agent.kind in MODEL_KINDS:
         return []

@@ -8,6 +8,8 @@ results, A's answer text as an assistant message, or A's whole prompt as the sta
 chat history that grows). Calls linked this way, directly or through others, are one
 conversation: a model-call/tool loop. Calls given different instructions that replay each
 other's messages (a triage agent and the agent it hands off to) are different conversations.
+Calls that are siblings under one span are taken as one conversation without reading them:
+their smallest common span is that span either way.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ def conversations(calls: list[Step]) -> list[list[Step]]:
     order; a call linked to none is a conversation of its own."""
     if len(calls) < 2:
         return [[c] for c in calls]
+    if all(c.parent is calls[0].parent for c in calls):
+        # Calls side by side under one span: whatever links them, their home is that span.
+        return [list(calls)]
     facts = [_Facts(c) for c in calls]
     parent = list(range(len(calls)))
 

@@ -59,4 +59,14 @@ def own_tools(run: Step) -> list[Step]:
     return [s for s in run.descendants(stop_at=RUN_KINDS) if s.kind in TOOL_KINDS]
 
 
-__all__ = ["in_nested", "own_calls", "own_model_steps", "own_tools", "scope"]
+def depth_of(step: Step) -> int:
+    """How many steps are above ``step``."""
+    depth = 0
+    node = step.parent
+    while node is not None:
+        depth += 1
+        node = node.parent
+    return depth
+
+
+__all__ = ["depth_of", "in_nested", "own_calls", "own_model_steps", "own_tools", "scope"]

@@ -201,6 +201,8 @@ class Step:
     _scope_cache: list[Step] | None = None
     _model_steps_cache: list[Step] | None = None
     _entries_cache: Any = None
+    _declared_cache: Any = None
+    """The run's declared answer, once read (``_agent.declared_text``): a 1-tuple."""
 
     def __init__(
         self,

@@ -149,6 +149,7 @@ class Trace:
             step.children = []
             step.parent = None
             step._scope_cache = step._model_steps_cache = step._entries_cache = None
+            step._declared_cache = None
         for span in self.spans:
             span.children = []
             span.parent = None

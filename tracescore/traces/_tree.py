@@ -28,6 +28,7 @@ from ._agent import declared_text
 from ._agent_runs import find_agent_runs
 from ._containers import classify_containers
 from ._model_calls import resolve_calls
+from ._scope import depth_of
 from ._steps import TOOL_KINDS, Step
 from ._tool_spans import named_tool_spans, unwrap_payloads
 from ._tool_steps import settle_tools
@@ -74,11 +75,12 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     # 3. what holds them
     classify_containers(roots, runs)
     # 5. tool steps (stage 4, the conversation, is read on demand by the consumers)
-    if tools or calls:
-        agents = [s for root in roots for s in root.walk() if s.kind == "agent_run"
-                  or s.stands_as_agent]
-        for agent in reversed(agents):  # innermost first: an outer run lists its nested tools
-            settle_tools(agent, declared_text(agent))
+    agents = [r for r in runs if r.kind == "agent_run"]
+    agents += [c for c in calls if c.stands_as_agent]
+    agents += [r for r in roots if r.stands_as_agent and not r.is_model_call]
+    agents.sort(key=depth_of, reverse=True)  # innermost first: an outer run lists nested tools
+    for agent in agents:
+        settle_tools(agent, declared_text(agent))
     return roots
 
 
