@@ -1,25 +1,29 @@
 """Stage 2: agent runs, found bottom-up from the model calls and tool executions.
 
-Rules, for each conversation (``_loops``: model calls linked by what they carry), deepest first:
+Rules:
 
-- **Its home** is the smallest span that holds the conversation: the common ancestor of its
-  calls and of the tool executions they asked for (a lone call is its own home).
 - **A declared agent** (a span a convention types as an agent: an OpenInference AGENT, a GenAI
-  ``invoke_agent``, Mastra's ``agent_run``) at or above the home is the run — the nearest one,
-  not climbing past a run already found. A span that says it is a node of a graph (its
-  ``langgraph_node`` metadata is its own name) is a step of a loop, not a run.
-- **Otherwise a conversation of several calls** (or a call and a tool) is run by its home: an
-  implicit agent run (a chain, a plain span or a model-call wrapper that loops over tools).
-- **A lone call with no declared agent** is a run only when it is the whole trace's work: its
-  home climbs to the root when nothing else in the trace is model or tool work and the root's
-  output, if it has any, reads as the call's answer (the root is then the run; a root that is
-  the call itself stands as the agent of a plain LLM-call trace). Elsewhere a lone call is one
-  model call of whatever holds it.
+  ``invoke_agent``, Mastra's ``agent_run``, a shape adapter's ``agent`` kind word) is the run of
+  the model calls beneath it — each call belongs to the nearest one above it — and of the tool
+  calls beneath it when it holds no model call. A span that says it is a node of a graph (its
+  ``langgraph_node`` metadata is its own name) is a step of a loop, never a run.
+- **Agent spans that are siblings holding parts of one conversation** (the later one's first
+  call continues the earlier one's last: ``_loops``) are steps of that loop, not runs.
 - **An empty declared agent beside its body**: an agent span with nothing beneath, whose sibling
-  of the same name holds work, lends that sibling its declaration (OpenLLMetry's ``invoke_agent
-  X`` next to ``execute_task X``).
+  of the same name holds model work, lends that sibling its declaration (OpenLLMetry's
+  ``invoke_agent X`` next to ``execute_task X``).
+- **Calls with no declared agent** are grouped into conversations (``_loops``), deepest home
+  first. A conversation's **home** is the smallest span holding its calls and the tool spans
+  they asked for. A declared agent above the home is its run; otherwise a home that is not a
+  call is an implicit agent run (a chain, a plain span, an AI SDK top call looping over tools),
+  named after the object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
+  A model step over calls is that only at the top of a one-root trace.
+- **A lone call** is a run only when it is the trace's whole work: its root, whose output, if any,
+  reads as the call's answer, is the run (a root that is the call itself stands as the agent of
+  a plain LLM-call trace). Elsewhere a lone call is one model call of whatever holds it.
+- **A plain root over model or tool calls** in which no run was found is their run.
 
-Declared agents that run no conversation are left for stage 3 (containers).
+Declared agents that run nothing are left for stage 3 (containers).
 """
 
 from __future__ import annotations
