@@ -1,6 +1,6 @@
 """What a dataset or experiment name may hold (one rule for the API, the CLI and Python).
 
-A name is 1 to 200 characters: letters and digits of any script, space, and ``_ - . : + = , #
+A name is 1 to 200 characters: letters and digits of any script, space, and ``_ - . : + = ,
 ( )``; it starts with a letter or a digit, does not end with a space and holds no ``..``. So
 every name is reachable in a URL path segment, fits a log line and a file name, and ``/``, ``@``
 (the ``name@version`` reference), NUL, newlines and other control characters never appear.
@@ -12,12 +12,12 @@ MAX_NAME_CHARS = 200
 """Longest dataset or experiment name."""
 
 NAME_RULE = (
-    f"1 to {MAX_NAME_CHARS} characters: letters and digits, space and _ - . : + = , # ( ); "
+    f"1 to {MAX_NAME_CHARS} characters: letters and digits, space and _ - . : + = , ( ); "
     "starting with a letter or a digit, without '..' or a trailing space"
 )
 """The rule in words, for error messages and docs."""
 
-_PUNCTUATION = frozenset(" _-.:+=,#()")
+_PUNCTUATION = frozenset(" _-.:+=,()")
 
 
 def name_problem(name: object) -> str | None:
