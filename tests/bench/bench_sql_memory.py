@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from server_process import ServerProcess, free_port  # noqa: E402
+from server_process import ServerProcess, free_port, peak_rss_growth  # noqa: E402
 
 QUERIES = [
     ("2,048 rows of 1 MB", "SELECT repeat('x', 1000000) AS v FROM range(2048)"),
@@ -63,26 +62,13 @@ def floor_mb(sql: str) -> float:
 def measure(server: ServerProcess, sql: str) -> tuple[float, float, float, float]:
     """(RSS before MB, peak growth MB, answer MB, seconds) of one /api/sql request."""
     assert server.process is not None
-    process = psutil.Process(server.process.pid)
-    before = process.memory_info().rss
-    peak = before
-    done = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, process.memory_info().rss)
-            time.sleep(0.002)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    before = psutil.Process(server.process.pid).memory_info().rss
     started = time.perf_counter()
-    response = httpx.post(f"{server.url}/api/sql", json={"sql": sql}, timeout=600)
+    response, growth = peak_rss_growth(server.process.pid, lambda: httpx.post(
+        f"{server.url}/api/sql", json={"sql": sql}, timeout=600))
     seconds = time.perf_counter() - started
-    done.set()
-    watcher.join(5)
     assert response.status_code == 200, response.text[:300]
-    return before / 2**20, (peak - before) / 2**20, len(response.content) / 2**20, seconds
+    return before / 2**20, growth / 2**20, len(response.content) / 2**20, seconds
 
 
 def main() -> None:

@@ -10,14 +10,11 @@ here; ``tests/bench/bench_sql_memory.py`` prints the figures).
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
-import psutil
 import pytest
-from server_process import ServerProcess, running_server
+from server_process import ServerProcess, peak_rss_growth, running_server
 
 WIDE = "SELECT repeat('x', 100000) AS v FROM range(20000)"  # 2 GB unbounded
 
@@ -34,28 +31,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 def test_a_wide_answer_grows_the_server_by_far_less_than_before(server: ServerProcess) -> None:
     assert server.process is not None
-    process = psutil.Process(server.process.pid)
     httpx.post(f"{server.url}/api/sql", json={"sql": "SELECT 1"}, timeout=60)  # warm the guard
-    before = peak = process.memory_info().rss
-    done = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, process.memory_info().rss)
-            time.sleep(0.002)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        response = httpx.post(f"{server.url}/api/sql", json={"sql": WIDE}, timeout=600)
-    finally:
-        done.set()
-        watcher.join(10)
+    response, growth = peak_rss_growth(server.process.pid, lambda: httpx.post(
+        f"{server.url}/api/sql", json={"sql": WIDE}, timeout=600))
     assert response.status_code == 200, response.text[:300]
     answer = response.json()
     assert answer["truncated"] is True and "sql_max_bytes" in answer["truncated_reason"]
     assert 300 < len(answer["rows"]) < 400 and answer["rows"][0][0] == "x" * 100_000
-    growth_mb = (peak - before) / 2**20
+    growth_mb = growth / 2**20
     # the old code: ~680 MB; DuckDB alone holds ~200-250 MB of vectors for this query
     assert growth_mb < 450, growth_mb
