@@ -27,12 +27,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
+
+T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -162,6 +164,33 @@ def sql(server: ServerProcess, query: str, params: list[Any] | None = None) -> l
     return rows
 
 
+def peak_rss_growth(pid: int, during: Callable[[], T]) -> tuple[T, int]:
+    """Run ``during()`` while sampling process ``pid``'s RSS every 2 ms: (its result, the peak
+    RSS above the RSS before, in bytes)."""
+    import threading
+
+    import psutil
+
+    process = psutil.Process(pid)
+    before = peak = process.memory_info().rss
+    done = threading.Event()
+
+    def watch() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, process.memory_info().rss)
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        result = during()
+    finally:
+        done.set()
+        watcher.join(10)
+    return result, peak - before
+
+
 def start_server(
     db: Path,
     *,
@@ -202,4 +231,4 @@ def running_server(
         server.stop()
 
 
-__all__ = ["ServerProcess", "free_port", "running_server", "start_server"]
+__all__ = ["ServerProcess", "free_port", "peak_rss_growth", "running_server", "start_server"]

@@ -286,6 +286,24 @@ def test_sql_page_runs_a_query_and_downloads_csv(
     assert dashboard.unexpected_errors() == []
 
 
+def test_a_query_in_the_link_runs_only_on_a_click(dashboard: Dashboard) -> None:
+    """Issue 27 defect 1: ``#/sql?q=…`` ran its query on page load with the user's stored key,
+    so a link alone could make the server run any statement; now it only fills the box."""
+    expect = _expect()
+    posted: list[str] = []  # the bodies of the page's /api/sql requests (the shell sends its own)
+    dashboard.page.on("request", lambda request: posted.append(request.post_data or "")
+                      if request.url.endswith("/api/sql") else None)
+    page = dashboard.open("sql?q=SELECT%2042%20AS%20answer")
+    page.wait_for_load_state("networkidle")
+    expect(page.locator("#sql-input")).to_have_value("SELECT 42 AS answer")
+    expect(page.locator("#sql-from-link")).to_contain_text("press Run")
+    assert not [body for body in posted if "SELECT 42" in body]
+    assert page.locator("#sql-result").count() == 0
+    page.locator("#sql-run").click()
+    expect(page.locator("#sql-result")).to_contain_text("1 row")
+    assert len([body for body in posted if "SELECT 42" in body]) == 1
+
+
 def test_empty_database_tells_a_new_user_what_to_do(
     chromium: Any, empty_server: ServerProcess
 ) -> None:

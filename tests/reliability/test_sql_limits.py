@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
-from server_process import ServerProcess, running_server
+from server_process import ServerProcess, peak_rss_growth, running_server
 
 from tracescore.store import Store
 
@@ -51,23 +49,7 @@ def _post_sql(server: ServerProcess, sql: str) -> httpx.Response:
 
 def test_answer_stops_at_sql_max_bytes_and_memory_stays_bounded(server: ServerProcess) -> None:
     assert server.process is not None
-    process = psutil.Process(server.process.pid)
-    before = peak = process.memory_info().rss
-    done = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, process.memory_info().rss)
-            time.sleep(0.005)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        response = _post_sql(server, WIDE)
-    finally:
-        done.set()
-        watcher.join(10)
+    response, growth = peak_rss_growth(server.process.pid, lambda: _post_sql(server, WIDE))
     assert response.status_code == 200, response.text
     answer = response.json()
     assert answer["truncated"] is True
@@ -75,7 +57,7 @@ def test_answer_stops_at_sql_max_bytes_and_memory_stays_bounded(server: ServerPr
     assert 0 < len(answer["rows"]) < 200_000
     assert len(response.content) <= MAX_BYTES + 1024
     # unbounded, the server grew by about five times the 200 MB answer
-    assert peak - before < 100 * 1024 * 1024, (peak - before) // 2**20
+    assert growth < 100 * 1024 * 1024, growth // 2**20
 
 
 def test_row_limit_truncation_says_so(tmp_path: Path) -> None:

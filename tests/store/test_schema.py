@@ -104,7 +104,7 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
     conn.execute("ALTER TABLE scoring_decisions DROP COLUMN session_id")
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
         assert _columns(store, "scores")[-1] == "experiment_id"
         for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
             assert _columns(store, table)
@@ -191,3 +191,37 @@ def test_a_version_5_database_loses_the_traces_key_index_and_keeps_one_row_per_t
     conn = duckdb.connect(str(path))
     assert _primary_keys(conn, "traces") == 0
     conn.close()
+
+
+def test_a_version_6_database_numbers_its_experiment_results(tmp_path: Path) -> None:
+    """Migration 7 adds ``experiment_results.repetition`` and numbers the rows stored before
+    (a body posted twice stored its results twice): no row is lost, the key then holds, and
+    writing the same results again replaces them."""
+    import duckdb
+
+    from tracescore.store import experiment_writer
+
+    path = tmp_path / "v6.duckdb"
+    Store(path).open().close()
+    conn = duckdb.connect(str(path))
+    conn.execute("ALTER TABLE experiment_results DROP COLUMN repetition")
+    conn.execute("DELETE FROM schema_version WHERE version >= 7")
+    for score in (0.1, 0.2, 0.3):  # the same result posted three times, and another one
+        conn.execute("INSERT INTO experiment_results (experiment_id, item_id, scorer_id, score) "
+                     "VALUES ('e', 'a', 's', ?)", [score])
+    conn.execute("INSERT INTO experiment_results (experiment_id, item_id, scorer_id, score) "
+                 "VALUES ('e', 'b', 's', 0.9)")
+    conn.close()
+    with Store(path) as store:
+        assert store.schema_version == 7
+        order = "ORDER BY item_id, repetition"
+        rows = store.read(f"SELECT item_id, repetition, score FROM experiment_results {order}")
+        assert [tuple(r.values()) for r in rows] == [
+            ("a", 0, 0.1), ("a", 1, 0.2), ("a", 2, 0.3), ("b", 0, 0.9)]
+        write = experiment_writer({"experiment_id": "e", "name": "e"},
+                                  [{"item_id": "a", "scorer_id": "s", "score": 1.0}])
+        store.write_sync(write)
+        store.write_sync(write)
+        rows = store.read(f"SELECT item_id, repetition, score FROM experiment_results {order}")
+        assert [tuple(r.values()) for r in rows] == [
+            ("a", 0, 1.0), ("a", 1, 0.2), ("a", 2, 0.3), ("b", 0, 0.9)]

@@ -57,6 +57,11 @@ def _read_jsonl(path: str) -> list[dict[str, Any]]:
     return items
 
 
+def _count(dataset: Any) -> int:
+    """Items of the dataset's version (a change answers one page of them)."""
+    return int(dataset.item_count if dataset.item_count is not None else len(dataset.items))
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -123,7 +128,7 @@ def datasets_create(name: str, description: str | None, from_jsonl: str | None,
     dataset = _run(lambda: create_dataset(_store(url, db), name, description=description,
                                           items=items, api_key=api_key))
     click.echo(f"created {dataset.name} version {dataset.version} with "
-               f"{len(dataset.items)} items")
+               f"{_count(dataset)} items")
 
 
 @datasets_group.command("add")
@@ -156,7 +161,7 @@ def datasets_add(name: str, from_jsonl: str | None, from_traces: tuple[str, ...]
                                                api_key=api_key))
     dataset = _run(lambda: add_items(store, name, items, api_key=api_key))
     click.echo(f"added {len(items)} items: {dataset.name} is now version {dataset.version} "
-               f"({len(dataset.items)} items)")
+               f"({_count(dataset)} items)")
 
 
 @datasets_group.command("remove")
@@ -172,7 +177,7 @@ def datasets_remove(name: str, item_ids: tuple[str, ...], url: str | None, db: s
 
     dataset = _run(lambda: remove_items(_store(url, db), name, list(item_ids), api_key=api_key))
     click.echo(f"removed {len(item_ids)} items: {dataset.name} is now version "
-               f"{dataset.version} ({len(dataset.items)} items)")
+               f"{dataset.version} ({_count(dataset)} items)")
 
 
 @datasets_group.command("export")

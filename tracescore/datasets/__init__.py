@@ -9,6 +9,7 @@ from ._api import (
     add_items,
     create_dataset,
     get_dataset,
+    get_dataset_page,
     items_from_traces,
     list_datasets,
     remove_items,
@@ -16,10 +17,12 @@ from ._api import (
 from ._errors import DatasetError, DatasetExists, DatasetNotFound, InvalidDatasetItem
 from ._from_traces import item_from_trace
 from ._models import Dataset, DatasetInfo, DatasetItem
-from ._rows import export_line
+from ._rows import MAX_VALUE_BYTES, TRUNCATED_KEY, export_line
 from ._versions import is_visible, parse_ref
 
 __all__ = [
+    "MAX_VALUE_BYTES",
+    "TRUNCATED_KEY",
     "Dataset",
     "DatasetError",
     "DatasetExists",
@@ -31,6 +34,7 @@ __all__ = [
     "create_dataset",
     "export_line",
     "get_dataset",
+    "get_dataset_page",
     "is_visible",
     "item_from_trace",
     "items_from_traces",

@@ -16,6 +16,7 @@ from ._errors import DatasetError
 from ._from_traces import items_from_store
 from ._http import DatasetsClient
 from ._models import Dataset, DatasetInfo, DatasetItem
+from ._rows import MAX_VALUE_BYTES
 from ._versions import parse_ref
 
 DEFAULT_PROJECT = "default"
@@ -43,23 +44,29 @@ def open_store(store: Any) -> Iterator[Any]:
 
 def create_dataset(store: Any, name: str, *, description: str | None = None,
                    items: Iterable[Any] = (), project: str = DEFAULT_PROJECT,
-                   api_key: str | None = None) -> Dataset:
-    """Create dataset ``name`` (unique per project) as version 1 holding ``items``."""
+                   api_key: str | None = None,
+                   max_value_bytes: int = MAX_VALUE_BYTES) -> Dataset:
+    """Create dataset ``name`` (unique per project; see ``NAME_RULE``) as version 1 holding
+    ``items``. String values longer than ``max_value_bytes`` are cut (a server uses its own
+    ``max_attribute_bytes``) and listed in the item's ``metadata["tracescore.truncated"]``.
+    The answer holds the first page of the items (``item_count`` says how many)."""
     if _is_url(store):
         return DatasetsClient(store, api_key=api_key).create(name, description=description,
                                                               items=items)
     with open_store(store) as opened:
         return _local.create(opened, name, description=description, items=items,
-                             project=project)
+                             project=project, max_value_bytes=max_value_bytes)
 
 
 def add_items(store: Any, name: str, items: Iterable[Any], *, project: str = DEFAULT_PROJECT,
-              api_key: str | None = None) -> Dataset:
-    """Add ``items`` (dicts, ``EvalItem`` or ``DatasetItem``) as a new version."""
+              api_key: str | None = None, max_value_bytes: int = MAX_VALUE_BYTES) -> Dataset:
+    """Add ``items`` (dicts, ``EvalItem`` or ``DatasetItem``) as a new version and answer that
+    version (its first page of items); no items make no new version."""
     if _is_url(store):
         return DatasetsClient(store, api_key=api_key).add(name, items)
     with open_store(store) as opened:
-        return _local.add(opened, name, items, project=project)
+        return _local.add(opened, name, items, project=project,
+                          max_value_bytes=max_value_bytes)
 
 
 def remove_items(store: Any, name: str, item_ids: Sequence[str], *,
@@ -75,7 +82,8 @@ def remove_items(store: Any, name: str, item_ids: Sequence[str], *,
 
 def get_dataset(store: Any, name: str, version: int | None = None, *,
                 project: str = DEFAULT_PROJECT, api_key: str | None = None) -> Dataset:
-    """Version ``version`` of ``name`` (default: the newest); ``name`` may be ``"name@N"``."""
+    """Version ``version`` of ``name`` (default: the newest) with all its items; ``name``
+    may be ``"name@N"``. From a server the items are read page by page."""
     ref_name, ref_version = parse_ref(name)
     if ref_version is not None:
         if version is not None and version != ref_version:
@@ -85,6 +93,17 @@ def get_dataset(store: Any, name: str, version: int | None = None, *,
         return DatasetsClient(store, api_key=api_key).get(name, version=version)
     with open_store(store) as opened:
         return _local.get(opened, name, version=version, project=project)
+
+
+def get_dataset_page(store: Any, name: str, version: int | None = None, *, offset: int = 0,
+                     limit: int = 1000, max_bytes: int | None = None,
+                     project: str = DEFAULT_PROJECT) -> Dataset:
+    """One page of a version's items (``GET /api/datasets/{name}``): at most ``limit`` from
+    ``offset``, no more once their JSON passes ``max_bytes``; ``next_offset`` says where the
+    next page starts. ``store`` is a database path or an open ``Store``."""
+    with open_store(store) as opened:
+        return _local.get(opened, name, version=version, project=project, offset=offset,
+                          limit=limit, max_bytes=max_bytes)
 
 
 def list_datasets(store: Any, *, project: str = DEFAULT_PROJECT,
@@ -119,6 +138,7 @@ __all__ = [
     "add_items",
     "create_dataset",
     "get_dataset",
+    "get_dataset_page",
     "items_from_traces",
     "list_datasets",
     "open_store",

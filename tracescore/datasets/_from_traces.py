@@ -87,6 +87,9 @@ def item_from_trace(trace: Any, *, trajectory: bool = False) -> DatasetItem:
     )
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
 def trace_ids_of(store: Any, sql: str) -> list[str]:
     """The ``trace_id`` column of a read-only query (the store's guarded SQL surface)."""
     result = store.query(sql)
@@ -95,7 +98,15 @@ def trace_ids_of(store: Any, sql: str) -> list[str]:
             f"the query must return a trace_id column; it returned {result.columns}"
         )
     index = result.columns.index("trace_id")
-    return list(dict.fromkeys(str(row[index]) for row in result.rows if row[index]))
+    ids = [str(row[index]).lower() for row in result.rows if row[index]]
+    for number, trace_id in enumerate(ids, 1):
+        if len(trace_id) != 32 or not set(trace_id) <= _HEX:
+            # the value is not echoed: a query can put anything in this column
+            raise DatasetError(
+                f"row {number} of the query has a trace_id that is not 32 hex digits; select "
+                "the trace_id column of spans or traces"
+            )
+    return list(dict.fromkeys(ids))
 
 
 def items_from_store(store: Any, trace_ids: Sequence[str] | None, *, sql: str | None,

@@ -64,10 +64,17 @@ class DatasetsClient:
             json={"item_ids": list(item_ids)}))
 
     def get(self, name: str, *, version: int | None) -> Dataset:
-        """GET /api/datasets/{name}?version=N."""
+        """GET /api/datasets/{name}?version=N, page after page until every item is read."""
+        path = f"/api/datasets/{quote(name, safe='')}"
         params = {"version": version} if version is not None else {}
-        return Dataset.model_validate(
-            self._call("GET", f"/api/datasets/{quote(name, safe='')}", params=params))
+        first = Dataset.model_validate(self._call("GET", path, params=params))
+        items, page = list(first.items), first
+        while page.next_offset is not None:
+            # the version is pinned, so a change made meanwhile cannot mix into the pages
+            page = Dataset.model_validate(self._call(
+                "GET", path, params={"version": first.version, "offset": page.next_offset}))
+            items.extend(page.items)
+        return first.model_copy(update={"items": items, "next_offset": None})
 
     def listing(self) -> list[DatasetInfo]:
         """GET /api/datasets."""

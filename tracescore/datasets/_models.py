@@ -54,7 +54,14 @@ class Dataset(BaseModel):
     created_at: datetime | None = None
     """When the dataset was created (UTC)."""
     items: list[DatasetItem] = Field(default_factory=list)
-    """The items of ``version``, in the order they were added."""
+    """The items of ``version``, in the order they were added (over HTTP, and in the answer of
+    a change, one page of them: see ``next_offset``)."""
+    item_count: int | None = None
+    """How many items ``version`` holds in all."""
+    offset: int = 0
+    """Position of ``items[0]`` among the version's items."""
+    next_offset: int | None = None
+    """Where the next page starts, or None when ``items`` reaches the version's last item."""
 
     @property
     def ref(self) -> str:

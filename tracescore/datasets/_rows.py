@@ -18,6 +18,17 @@ from ._models import DatasetItem
 JSON_FIELDS = ("input", "ground_truth", "expected_trajectory", "request_context", "metadata")
 """Item fields stored as JSON columns."""
 
+MAX_VALUE_BYTES = 1024 * 1024
+"""Default cap of one string value of an item, in UTF-8 bytes (the server passes its
+``max_attribute_bytes``); a longer one is cut and its path listed under ``TRUNCATED_KEY``."""
+
+MAX_ITEM_DEPTH = 64
+"""Deepest nesting of lists/objects in one item field."""
+
+TRUNCATED_KEY = "tracescore.truncated"
+"""Key of an item's ``metadata`` listing the paths of the values that were cut
+(``input[0].content``), like ``tracescore.truncated_attributes`` on spans."""
+
 
 def to_item(value: Any, index: int) -> DatasetItem:
     """An item given as a ``DatasetItem``, an ``EvalItem`` or a dict, checked for storing."""
@@ -45,8 +56,13 @@ def to_item(value: Any, index: int) -> DatasetItem:
 
 
 def item_rows(items: Iterable[Any], *, dataset_id: str, version: int, now: Any,
-              taken: set[str]) -> list[dict[str, Any]]:
-    """``dataset_items`` rows for new items; ids must be new to the dataset (``taken``)."""
+              taken: set[str], max_value_bytes: int = MAX_VALUE_BYTES
+              ) -> list[dict[str, Any]]:
+    """``dataset_items`` rows for new items; ids must be new to the dataset (``taken``).
+
+    String values longer than ``max_value_bytes`` are cut (whole UTF-8 characters) and listed
+    in the item's ``metadata[TRUNCATED_KEY]``; a field nested deeper than ``MAX_ITEM_DEPTH``
+    is refused."""
     rows: list[dict[str, Any]] = []
     seen = set(taken)
     for index, value in enumerate(items):
@@ -58,8 +74,7 @@ def item_rows(items: Iterable[Any], *, dataset_id: str, version: int, now: Any,
                 "reused, even after removal); give a new id or leave it out"
             )
         seen.add(item_id)
-        row = {name: to_jsonable_python(getattr(item, name), fallback=repr)
-               for name in JSON_FIELDS}
+        row = _json_fields(item, index, max_value_bytes)
         rows.append({
             **row,
             "dataset_id": dataset_id,
@@ -71,6 +86,42 @@ def item_rows(items: Iterable[Any], *, dataset_id: str, version: int, now: Any,
             "created_at": now,
         })
     return rows
+
+
+def _json_fields(item: DatasetItem, index: int, limit: int) -> dict[str, Any]:
+    """The item's JSON fields as plain values, long strings cut, the cut paths recorded."""
+    row: dict[str, Any] = {}
+    cut: list[str] = []
+    for name in JSON_FIELDS:
+        try:
+            value = to_jsonable_python(getattr(item, name), fallback=repr)
+            row[name] = _cut_strings(value, limit, name, cut, 1)
+        except (ValueError, RecursionError):
+            raise InvalidDatasetItem(
+                f"item {index}: `{name}` nests lists/objects deeper than {MAX_ITEM_DEPTH} "
+                "levels; flatten it or store it as JSON text") from None
+    if cut:
+        metadata = dict(row["metadata"] or {})
+        earlier = metadata.get(TRUNCATED_KEY)
+        metadata[TRUNCATED_KEY] = [*(earlier if isinstance(earlier, list) else ()), *cut]
+        row["metadata"] = metadata
+    return row
+
+
+def _cut_strings(value: Any, limit: int, path: str, cut: list[str], depth: int) -> Any:
+    if isinstance(value, str):
+        if len(value) * 4 <= limit or len(value.encode("utf-8")) <= limit:
+            return value
+        cut.append(path)
+        return value.encode("utf-8")[:limit].decode("utf-8", "ignore")
+    if not isinstance(value, list | dict):
+        return value
+    if depth > MAX_ITEM_DEPTH:
+        raise ValueError("too deep")
+    if isinstance(value, list):
+        return [_cut_strings(v, limit, f"{path}[{i}]", cut, depth + 1)
+                for i, v in enumerate(value)]
+    return {k: _cut_strings(v, limit, f"{path}.{k}", cut, depth + 1) for k, v in value.items()}
 
 
 def row_item(row: Mapping[str, Any]) -> DatasetItem:
@@ -96,4 +147,5 @@ def export_line(item: DatasetItem) -> dict[str, Any]:
     return {key: value for key, value in line.items() if value is not None or key == "input"}
 
 
-__all__ = ["JSON_FIELDS", "export_line", "item_rows", "row_item", "to_item"]
+__all__ = ["JSON_FIELDS", "MAX_ITEM_DEPTH", "MAX_VALUE_BYTES", "TRUNCATED_KEY", "export_line",
+           "item_rows", "row_item", "to_item"]

@@ -137,7 +137,15 @@ def _json(value: Any) -> Any:
 
 
 def _info(row: Mapping[str, Any]) -> ExperimentInfo:
-    return ExperimentInfo.model_validate({**row, "metadata": _json(row.get("metadata")) or {}})
+    """An ``experiments`` row as ``ExperimentInfo``, tolerating odd stored metadata (text, a
+    list, broken JSON, written before writes were validated): it is kept under ``"value"``."""
+    try:
+        metadata = _json(row.get("metadata"))
+    except orjson.JSONDecodeError:
+        metadata = row.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        metadata = {"value": metadata}
+    return ExperimentInfo.model_validate({**row, "metadata": metadata or {}})
 
 
 def find_experiment(store: Any, ref: Any) -> ExperimentInfo:

@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from tracescore.model import NAME_RULE, name_problem
+
 from ._errors import EvalValidationError
 from ._execute import ItemOutcome
 from ._plan import Plan
@@ -102,6 +104,8 @@ class ExperimentRecorder:
     experiment_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created_at: datetime = field(default_factory=_now)
     results: list[dict[str, Any]] = field(default_factory=list)
+    repeats: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Results kept so far per (item, scorer): the next one's ``repetition``."""
 
     @classmethod
     def build(cls, sink: Any, name: str, plan: Plan, source: DataSource, *,
@@ -110,8 +114,10 @@ class ExperimentRecorder:
         """A recorder whose metadata says what ran: commit, model, thresholds, the user's dict."""
         from tracescore.scorers import LOWER_IS_BETTER
 
-        if not isinstance(name, str) or not name:
-            raise EvalValidationError("experiment must be a non-empty name (a label)")
+        problem = name_problem(name)
+        if problem is not None:
+            raise EvalValidationError(f"experiment={name!r:.80} is not a valid name: {problem} "
+                                      f"(a name is {NAME_RULE})")
         if user_metadata is not None and not isinstance(user_metadata, Mapping):
             raise EvalValidationError("experiment_metadata must be a dict")
         model = target_options.get("model") or getattr(target, "model", None)
@@ -157,6 +163,7 @@ class ExperimentRecorder:
             self.results.append({
                 "experiment_id": self.experiment_id, "item_id": item_id,
                 "scorer_id": run.assertion.id, "score": run.score,
+                "repetition": self._repetition(item_id, run.assertion.id),
                 "reason": result.reason if result is not None else None,
                 "error": (f"{type(run.error).__name__}: {run.error}"
                           if run.error is not None else None),
@@ -174,9 +181,17 @@ class ExperimentRecorder:
                 self.results.append({
                     "experiment_id": self.experiment_id, "item_id": item_id,
                     "scorer_id": assertion.id, "score": None, "error": error,
+                    "repetition": self._repetition(item_id, assertion.id),
                     "not_scorable": False, "output": _jsonable(outcome.result.output),
                     "trace_id": outcome.result.trace_id,
                 })
+
+    def _repetition(self, item_id: str, scorer_id: str) -> int:
+        """0 for an (item, scorer)'s first result, then 1, 2, ... (a scorer run per turn, an
+        item listed twice): with the experiment, the key of a result."""
+        key = (item_id, scorer_id)
+        self.repeats[key] = self.repeats.get(key, -1) + 1
+        return self.repeats[key]
 
     async def finish(self, *, status: str, item_count: int, error_count: int,
                      verdict: str | None) -> None:

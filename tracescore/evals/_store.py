@@ -16,6 +16,10 @@ from tracescore.scoring import execution_rows, step_columns
 
 from ._execute import ItemOutcome, ScorerOutcome
 
+RESULTS_PER_REQUEST = 1_000
+"""Experiment results sent to a server per ``POST /api/experiments`` (its ``api_max_items``
+defaults to 10,000)."""
+
 
 def _json(value: Any) -> Any:
     return to_jsonable_python(value, fallback=repr)
@@ -89,7 +93,12 @@ class ScoreSink:
                                results: list[dict[str, Any]]) -> None:
         """Write an experiment's row (replacing it) and append its result rows."""
         if self._client is not None:
-            await self._post("/api/experiments", {"experiment": experiment, "results": results})
+            # the server takes at most api_max_items results per request; results are keyed
+            # (experiment, item, scorer, repetition), so every chunk can carry the row again
+            for start in range(0, max(len(results), 1), RESULTS_PER_REQUEST):
+                await self._post("/api/experiments", {
+                    "experiment": experiment,
+                    "results": results[start:start + RESULTS_PER_REQUEST]})
             return
         from tracescore.store import experiment_writer
 

@@ -24,6 +24,7 @@ from ._messages import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from ._names import MAX_NAME_CHARS, NAME_RULE, name_problem
 from ._results import (
     JudgeCost,
     JudgeError,
@@ -59,6 +60,9 @@ from ._trajectory import (
 )
 
 __all__ = [
+    "MAX_NAME_CHARS",
+    "NAME_RULE",
+    "name_problem",
     "STEP_CLASSES",
     "AgentInput",
     "AgentRunStep",

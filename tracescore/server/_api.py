@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 from starlette.background import BackgroundTask
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from ._timeparse import parse_since
 
@@ -61,22 +61,11 @@ def _time(value: str | None, name: str) -> Any:
         raise HTTPException(400, f"{name}: {exc}") from None
 
 
-def sql_answer(store: Store, sql: str, params: Any) -> bytes:
-    """Run the query and serialize its answer (both bounded: ``sql_max_bytes``, the time
-    limit); in a worker thread, so a large answer never holds the event loop."""
-    import orjson
-
-    result = store.query(sql, params)
-    return orjson.dumps(
-        {
-            "columns": result.columns,
-            "rows": result.rows,
-            "truncated": result.truncated,
-            "truncated_reason": result.truncated_reason,
-            "types": result.types,
-        },
-        default=str,
-    )
+def sql_answer(store: Store, sql: str, params: Any) -> Any:
+    """Run the query and keep its rows as JSON text (both bounded: ``sql_max_bytes``, the
+    time limit); in a worker thread, so a large answer never holds the event loop. Returns a
+    ``QueryAnswer`` whose ``chunks()`` are the response body."""
+    return store.query_json(sql, params)
 
 
 @router.post("/api/sql", tags=["query"])
@@ -84,7 +73,7 @@ async def post_sql(request: Request, body: SqlRequest) -> Response:
     """Run one read-only statement: ``{"columns", "rows", "truncated", "truncated_reason",
     "types"}``."""
     answer = await asyncio.to_thread(sql_answer, request.app.state.store, body.sql, body.params)
-    return Response(answer, media_type="application/json")
+    return StreamingResponse(answer.chunks(), media_type="application/json")
 
 
 TRACE_LIST_COLUMNS = (

@@ -26,6 +26,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from ._api import router as api_router
+from ._api_limits import ApiBodyLimits
 from ._auth import BearerAuth
 from ._handlers import install_handlers
 from ._ingest_stats import IngestStats
@@ -165,6 +166,8 @@ def create_app(
     for mount in mounts:
         mount(app)
     install_handlers(app)
+    app.add_middleware(ApiBodyLimits, max_bytes=settings.api_max_body_bytes,
+                       max_items=settings.api_max_items)
     if settings.api_keys:
         app.add_middleware(BearerAuth, keys=settings.api_keys)
         warning = short_key_warning(settings)

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 
+from ._experiment_models import ExperimentRequest
+
 router = APIRouter()
 
 T = TypeVar("T")
@@ -53,13 +55,6 @@ class ItemsFromTracesRequest(BaseModel):
     trajectory: bool = False
 
 
-class ExperimentRequest(BaseModel):
-    """Body of POST /api/experiments (what ``run_evals(store=URL, experiment=...)`` sends)."""
-
-    experiment: dict[str, Any]
-    results: list[dict[str, Any]] = Field(default_factory=list)
-
-
 async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     from tracescore.datasets import DatasetExists, DatasetNotFound, InvalidDatasetItem
 
@@ -93,7 +88,8 @@ async def create_dataset(request: Request, body: CreateDatasetRequest) -> dict[s
     from tracescore.datasets import create_dataset as create
 
     return _dump(await _call(create, request.app.state.store, body.name,
-                             description=body.description, items=body.items))
+                             description=body.description, items=body.items,
+                             max_value_bytes=request.app.state.settings.max_attribute_bytes))
 
 
 @router.post("/api/datasets/items-from-traces", tags=["datasets"])
@@ -112,11 +108,17 @@ async def items_from_traces(request: Request, body: ItemsFromTracesRequest) -> d
 
 @router.get("/api/datasets/{name}", tags=["datasets"])
 async def get_dataset(request: Request, name: str,
-                      version: int | None = Query(None, ge=1)) -> dict[str, Any]:
-    """One version of a dataset (default: the newest) with its items."""
-    from tracescore.datasets import get_dataset as get
+                      version: int | None = Query(None, ge=1),
+                      offset: int = Query(0, ge=0),
+                      limit: int = Query(1000, ge=1, le=10_000)) -> dict[str, Any]:
+    """One version of a dataset (default: the newest) with one page of its items: at most
+    ``limit`` from ``offset``, stopping past ``sql_max_bytes`` of item JSON; ``item_count``
+    and ``next_offset`` say what is left."""
+    from tracescore.datasets import get_dataset_page
 
-    return _dump(await _call(get, request.app.state.store, name, version))
+    store, settings = request.app.state.store, request.app.state.settings
+    return _dump(await _call(get_dataset_page, store, name, version, offset=offset,
+                             limit=limit, max_bytes=settings.sql_max_bytes))
 
 
 @router.post("/api/datasets/{name}/items", tags=["datasets"])
@@ -138,7 +140,8 @@ async def add_items(request: Request, name: str, body: AddItemsRequest) -> dict[
             if body.ground_truth and item.source_trace_id in body.ground_truth:
                 item.ground_truth = body.ground_truth[item.source_trace_id]
         items = made
-    return _dump(await _call(add_items, store, name, items))
+    return _dump(await _call(add_items, store, name, items,
+                             max_value_bytes=request.app.state.settings.max_attribute_bytes))
 
 
 @router.post("/api/datasets/{name}/remove", tags=["datasets"])
@@ -159,12 +162,17 @@ async def delete_item(request: Request, name: str, item_id: str) -> dict[str, An
 
 @router.post("/api/experiments", tags=["experiments"])
 async def post_experiment(request: Request, body: ExperimentRequest) -> dict[str, Any]:
-    """Store an experiment's row (replacing it) and append its result rows."""
+    """Store an experiment's row (replacing it) and its result rows (each replacing the
+    stored one with the same experiment, item, scorer and repetition)."""
     from tracescore.store import experiment_writer
 
-    await request.app.state.store.write(experiment_writer(body.experiment, body.results))
-    return {"experiment_id": body.experiment.get("experiment_id"),
-            "results": len(body.results)}
+    try:
+        experiment, results = body.rows()
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None
+    writer = await asyncio.to_thread(experiment_writer, experiment, results)
+    await request.app.state.store.write(writer)
+    return {"experiment_id": experiment["experiment_id"], "results": len(results)}
 
 
 @router.get("/api/experiments", tags=["experiments"])

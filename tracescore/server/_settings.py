@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     """Allow a non-loopback host without api_keys."""
     max_body_bytes: int = Field(16 * 1024 * 1024, gt=0)
     """Largest request body, counted after decompression."""
+    api_max_body_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    """Largest ``/api/*`` request body (413 beyond, before it is parsed)."""
+    api_max_items: int = Field(10_000, gt=0)
+    """Most entries in one top-level list/object of an ``/api/*`` JSON body (items, results,
+    scores, item_ids, params, ...); 413 beyond."""
     sql_row_limit: int = Field(10_000, gt=0)
     """Row cap of /api/sql."""
     sql_timeout_seconds: float = Field(30.0, gt=0)

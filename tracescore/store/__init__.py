@@ -37,7 +37,7 @@ from ._guard import check_sql, json_safe
 from ._model_calls import ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._protocol import StoreLike
-from ._query import QueryResult
+from ._query import QueryAnswer, QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store, score_rows_writer
 from ._writer import WriterStats
@@ -60,6 +60,7 @@ __all__ = [
     "CheckpointPolicy",
     "InvalidRow",
     "InvalidSql",
+    "QueryAnswer",
     "QueryResult",
     "QueryTimeout",
     "Store",

@@ -304,7 +304,10 @@ def rows_table(
             values = _column(base, name, [row.get(name, default) for row in rows])
         except (TypeError, ValueError) as exc:
             raise InvalidRow(f"{table}.{name}: {exc}") from None
-        arrays[name] = pa.array(values, _arrow_type(sql_type))
+        try:
+            arrays[name] = pa.array(values, _arrow_type(sql_type))
+        except (pa.ArrowInvalid, OverflowError) as exc:
+            raise InvalidRow(f"{table}.{name}: a value does not fit {base}: {exc}") from None
     return pa.table(arrays)
 
 

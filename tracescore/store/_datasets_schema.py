@@ -61,6 +61,7 @@ EXPERIMENT_RESULTS: tuple[tuple[str, str], ...] = (
     ("duration_ms", "DOUBLE"),
     ("judge_cost_usd", "DOUBLE"),
     ("agent_cost_usd", "DOUBLE"),
+    ("repetition", "INTEGER DEFAULT 0"),
 )
 
 DATASET_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -76,7 +77,11 @@ DATASET_PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "dataset_items": ("dataset_id", "item_id"),
     "experiments": ("experiment_id",),
 }
-"""Keys of the tables that have one (``experiment_results`` is append-only, without a key)."""
+"""Keys of the tables that have one. ``experiment_results`` is keyed by ``RESULT_KEY`` without
+an index: its writer replaces the rows of the keys it writes (``experiment_writer``)."""
+
+RESULT_KEY = ("experiment_id", "item_id", "scorer_id", "repetition")
+"""What identifies one experiment result: re-posting it replaces it (migration 7)."""
 
 _UNIQUE: dict[str, tuple[str, ...]] = {"datasets": ("project", "name")}
 
@@ -99,4 +104,17 @@ def dataset_statements() -> list[str]:
     ]
 
 
-__all__ = ["DATASET_PRIMARY_KEYS", "DATASET_TABLES", "dataset_statements"]
+def keyed_results_statements() -> list[str]:
+    """Migration 7: ``experiment_results.repetition``, numbering the rows stored before it
+    (0, 1, ... per experiment, item and scorer in insertion order, so no row is lost and the
+    key holds)."""
+    return [
+        "ALTER TABLE experiment_results ADD COLUMN IF NOT EXISTS repetition INTEGER DEFAULT 0",
+        "UPDATE experiment_results SET repetition = numbered.n FROM (SELECT rowid AS r, "
+        "row_number() OVER (PARTITION BY experiment_id, item_id, scorer_id ORDER BY rowid) - 1 "
+        "AS n FROM experiment_results) AS numbered WHERE experiment_results.rowid = numbered.r",
+    ]
+
+
+__all__ = ["DATASET_PRIMARY_KEYS", "DATASET_TABLES", "RESULT_KEY", "dataset_statements",
+           "keyed_results_statements"]

@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ._datasets_schema import DATASET_PRIMARY_KEYS, DATASET_TABLES, dataset_statements
+from ._datasets_schema import (
+    DATASET_PRIMARY_KEYS,
+    DATASET_TABLES,
+    dataset_statements,
+    keyed_results_statements,
+)
 from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
@@ -331,6 +336,8 @@ MIGRATIONS: list[Migration] = [
      _unkey_spans),
     (6, "traces without a primary-key index (the writer keeps one row per trace)",
      _unkey_traces),
+    (7, "experiment_results.repetition: results keyed by (experiment, item, scorer, "
+        "repetition)", keyed_results_statements),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

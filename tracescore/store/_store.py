@@ -31,7 +31,7 @@ from ._checkpoint import CheckpointPolicy
 from ._errors import DuplicateRows, StoreClosed, StoreError, StoreUnavailable
 from ._experiment_rows import insert_arrow
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
-from ._query import QueryResult, run_query
+from ._query import QueryAnswer, QueryResult, run_query, run_query_json
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
 from ._traces_table import TracesMaintainer
@@ -480,6 +480,24 @@ class Store:
                 timeout_s=self.sql_timeout_s if timeout_s is None else timeout_s,
                 max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes,
             )
+        except StoreUnavailable as exc:
+            if self._writer is not None:
+                self._writer.report_fatal(str(exc))
+            raise
+        finally:
+            cursor.close()
+
+    def query_json(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
+    ) -> QueryAnswer:
+        """``query`` keeping each row only as JSON text (``/api/sql``): the answer holds at
+        most ``sql_max_bytes`` of JSON and never the rows as Python values as well."""
+        cursor = self.cursor()
+        try:
+            return run_query_json(cursor, sql, params, row_limit=self.sql_row_limit,
+                                  timeout_s=self.sql_timeout_s, max_bytes=self.sql_max_bytes)
         except StoreUnavailable as exc:
             if self._writer is not None:
                 self._writer.report_fatal(str(exc))

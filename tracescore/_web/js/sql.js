@@ -1,5 +1,7 @@
 /* tracescore dashboard: the SQL page (#/sql?q=…): a read-only query box over POST api/sql with a
  * result table and CSV download. The server refuses anything but reads and caps the rows.
+ * A query given in the link only fills the box: it runs on a click (Run, Ctrl+Enter), never on
+ * page load, so a link cannot make someone's browser run a query with their stored key.
  */
 (function () {
   "use strict";
@@ -126,7 +128,10 @@
     const schemaBody = h("div");
     schemaEl.appendChild(schemaBody);
     const filled = TS.fill(schemaBody, () => schemaPanel(box));
-    if (route.query.get("q")) return Promise.all([filled, run()]);
+    if (route.query.get("q")) {
+      out.appendChild(h("p", { id: "sql-from-link", class: "muted" },
+        "This link filled in the query above; read it, then press Run to execute it."));
+    }
     return filled;
   };
 })();
