@@ -44,7 +44,6 @@ from tracescore.model import (
     to_agent_input,
 )
 from tracescore.scoring import (
-    Navigation,
     NotScorableSignal,
     PromptStep,
     Scorer,
@@ -63,9 +62,8 @@ from ._llm import (
     tool_context,
     verdict_word,
 )
-from ._navigating import navigation_caps
+from ._navigating import navigation_caps, navigation_of
 from ._results import round_score
-from ._trace_tools import view_tools
 from ._trace_view import TraceView, view_of
 
 StepOutput = type[BaseModel]
@@ -355,21 +353,6 @@ class _Build:
                       options=self.opts, context=ctx, score=score,
                       navigating=view is not None, view=view)
 
-    def navigation(self, step: Ask, name: str) -> Any:
-        """The ``navigation`` callable of a navigating step: the prompt built with
-        ``navigating=True``, the tools over the run's view, the caps."""
-        caps = self.caps
-        assert caps is not None
-
-        async def navigation(run: ScorerRun, results: StepResults) -> Any:
-            view = view_of(run)
-            prompt = step.prompt(await self.judged(run, results, name, step.uses_context,
-                                                   view=view))
-            if prompt is None or isinstance(prompt, NotScorableSignal):
-                return prompt
-            return Navigation(prompt=prompt, tools=view_tools(view), caps=caps)
-        return navigation
-
     def step(self, step: Step, name: str) -> Any:
         uses_context = step.uses_context
         if isinstance(step, Compute):
@@ -420,7 +403,7 @@ def build_llm_scorer(spec: LLMScorerSpec, model: ModelLike,
             made: Any = fn
         elif spec.navigate and name == "analyze":
             made = PromptStep(step.description, fn, output_schema=step.schema,
-                              navigation=build.navigation(step, name),
+                              navigation=navigation_of(build, step, name),
                               navigate="always" if spec.navigate == "always" else "auto")
         else:
             made = PromptStep(step.description, fn, output_schema=step.schema)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tracescore.scoring import NavigationCaps
+from tracescore.model import ScorerRun
+from tracescore.scoring import Navigation, NavigationCaps, NotScorableSignal, StepResults
 
-from ._trace_tools import OUTLINE_LINES, outline
+from ._trace_tools import OUTLINE_LINES, outline, view_tools
+from ._trace_view import view_of
 
 if TYPE_CHECKING:
-    from ._builder import Judged
+    from ._builder import Ask, Judged, _Build
 
 NAVIGATION_CAPS = NavigationCaps()
 """The navigating judge's caps when a scorer's options do not set them: 20 tool calls,
@@ -37,4 +39,21 @@ def navigation_caps(opts: Mapping[str, Any]) -> NavigationCaps:
         max_cost_usd=opts.get("max_cost_usd", NAVIGATION_CAPS.max_cost_usd))
 
 
-__all__ = ["NAVIGATION_CAPS", "NAVIGATION_NOTE", "navigation_caps", "navigation_evidence"]
+def navigation_of(build: _Build, step: Ask, name: str) -> Any:
+    """The ``PromptStep(navigation=...)`` of a navigating builder step: the step's prompt built
+    with ``judged.navigating``, the four tools over the run's view, the options' caps."""
+    caps = build.caps
+    assert caps is not None
+
+    async def navigation(run: ScorerRun, results: StepResults) -> Any:
+        view = view_of(run)
+        prompt = step.prompt(await build.judged(run, results, name, step.uses_context,
+                                                view=view))
+        if prompt is None or isinstance(prompt, NotScorableSignal):
+            return prompt
+        return Navigation(prompt=prompt, tools=view_tools(view), caps=caps)
+    return navigation
+
+
+__all__ = ["NAVIGATION_CAPS", "NAVIGATION_NOTE", "navigation_caps", "navigation_evidence",
+           "navigation_of"]

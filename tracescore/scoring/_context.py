@@ -55,16 +55,18 @@ def reply_reserve(judge: Judge) -> int:
     return REPLY_RESERVE_TOKENS
 
 
-def _bound(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None) -> int:
-    """An upper bound on the tokens of ``messages`` (and tool definitions), from their bytes."""
-    total = 0
-    for message in messages:
-        total += PER_MESSAGE_TOKENS + len(str(message.get("content") or "").encode())
-        for call in message.get("tool_calls") or ():
-            total += len(str(call).encode())
+def _bound(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None,
+           room: int) -> bool:
+    """True when ``messages`` (and tool definitions) surely take at most ``room`` tokens: their
+    UTF-8 bytes do (four bytes a character at most, so most prompts need no encoding)."""
+    texts = [str(m.get("content") or "") for m in messages]
+    texts += [str(call) for m in messages for call in m.get("tool_calls") or ()]
     if tools:
-        total += len(str(list(tools)).encode())
-    return total
+        texts.append(str(list(tools)))
+    room -= PER_MESSAGE_TOKENS * len(messages)
+    if 4 * sum(map(len, texts)) <= room:
+        return True
+    return sum(len(t.encode()) for t in texts) <= room
 
 
 def count_tokens_now(model: str | None, messages: Sequence[Mapping[str, Any]],
@@ -127,6 +129,34 @@ def sized_messages(judge: Judge, prompt: str, schema: OutputSchema | None
     return messages
 
 
+_SCHEMA_CHARS: dict[int, tuple[OutputSchema, int]] = {}
+
+
+def _schema_chars(schema: OutputSchema | None) -> int:
+    """The length of a schema's instruction, worked out once per schema (kept with it)."""
+    if schema is None:
+        return 0
+    found = _SCHEMA_CHARS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_SCHEMA_CHARS) >= 1_024:  # scorers made over and over: forget the old ones
+            _SCHEMA_CHARS.clear()
+        found = _SCHEMA_CHARS[id(schema)] = (schema, len(schema_instruction(schema)))
+    return found[1]
+
+
+async def measure_prompt(judge: Judge, prompt: str, schema: OutputSchema | None) -> PromptSize:
+    """``measure`` of a prompt step's request (``sized_messages``), its messages built only
+    when the judge's context size is known and the prompt is long enough to matter."""
+    window = context_window(judge.model) if "litellm" in sys.modules else -1
+    if window is None:
+        return PromptSize(None, None, 0)
+    if window > 0:
+        chars = len(prompt) + len(judge.instructions or "") + _schema_chars(schema)
+        if 4 * chars + 2 * PER_MESSAGE_TOKENS + reply_reserve(judge) <= window:
+            return PromptSize(None, window, reply_reserve(judge))
+    return await measure(judge, sized_messages(judge, prompt, schema))
+
+
 async def measure(judge: Judge, messages: Sequence[Mapping[str, Any]],
                   tools: Sequence[Any] | None = None) -> PromptSize:
     """The size of a request against ``judge``'s context (tokenised only when it might not
@@ -137,7 +167,7 @@ async def measure(judge: Judge, messages: Sequence[Mapping[str, Any]],
         await asyncio.to_thread(load_litellm)
     window = context_window(judge.model)
     reserve = reply_reserve(judge)
-    if window is None or _bound(messages, tools) + reserve <= window:
+    if window is None or _bound(messages, tools, window - reserve):
         return PromptSize(None, window, reserve)
     return PromptSize(await count_tokens(judge.model, messages, tools), window, reserve)
 
@@ -148,6 +178,7 @@ __all__ = [
     "count_tokens",
     "count_tokens_now",
     "measure",
+    "measure_prompt",
     "reply_reserve",
     "sized_messages",
 ]

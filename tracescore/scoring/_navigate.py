@@ -32,6 +32,7 @@ from ._judge_call import (
     _cost_of,
     _field,
     _provider_of,
+    _StepCall,
     load_litellm,
     normalise_usage,
 )
@@ -163,6 +164,7 @@ class _Loop:
         self.specs = [tool.spec() for tool in navigation.tools]
         self.budget = _Budget(navigation.caps)
         self.litellm = load_litellm()
+        self.call = _StepCall(judge, step="navigate")
         first = opening(navigation.prompt, schema, navigation.caps)
         self.messages: list[dict[str, Any]] = (
             [{"role": "system", "content": judge.instructions}] if judge.instructions else [])
@@ -199,17 +201,9 @@ class _Loop:
         return None
 
     def _kwargs(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        judge = self.judge
-        kwargs: dict[str, Any] = dict(judge.model_settings or {})
-        kwargs.pop("stream", None)
-        kwargs.update(model=judge.model, messages=messages, tools=self.specs,
-                      num_retries=0, max_retries=0)
-        if judge.api_base:
-            kwargs["api_base"] = judge.api_base
-        if judge.api_key:
-            kwargs["api_key"] = judge.api_key
-        if judge.timeout_s is not None:
-            kwargs["timeout"] = judge.timeout_s
+        """A plain prompt step's request arguments (``_StepCall``'s), with the tools."""
+        kwargs = self.call._kwargs(messages, None)
+        kwargs["tools"] = self.specs
         return kwargs
 
     async def request(self) -> tuple[Any, JudgeExecution]:

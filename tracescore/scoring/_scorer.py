@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from tracescore.model import JudgeExecution, NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
-from ._context import measure, sized_messages
+from ._context import measure_prompt
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge_logprobs
@@ -285,7 +285,7 @@ class Scorer(Generic[InputT, OutputT]):
         state.prompts[name] = prompt
         if spec.navigation is not None and spec.navigate == "always":
             return await self._navigated(spec, judge, run, results, state)
-        size = await measure(judge, sized_messages(judge, prompt, spec.schema))
+        size = await measure_prompt(judge, prompt, spec.schema)
         if not size.fits:
             too_long = size.reason(f"the {name} prompt", judge.model)
             if spec.navigation is not None:
