@@ -153,13 +153,11 @@ def opening(prompt: str, schema: OutputSchema | None, caps: NavigationCaps) -> s
 
 
 class _Loop:
-    """One navigating step: the messages so far, the budget, the executions made."""
+    """One navigating step: the messages so far and the budget."""
 
-    def __init__(self, judge: Judge, navigation: Navigation, schema: OutputSchema | None,
-                 record: Callable[[JudgeExecution], None]) -> None:
+    def __init__(self, judge: Judge, navigation: Navigation, schema: OutputSchema | None
+                 ) -> None:
         self.judge = judge
-        self.schema = schema
-        self.record = record
         self.tools = {tool.name: tool for tool in navigation.tools}
         self.specs = [tool.spec() for tool in navigation.tools]
         self.budget = _Budget(navigation.caps)
@@ -312,7 +310,7 @@ async def navigate_judge(
     each request's execution as it ends; a failed request raises ``JudgeCallFailed``."""
     if "litellm" not in sys.modules:
         await asyncio.to_thread(load_litellm)
-    loop = _Loop(judge, navigation, schema, record)
+    loop = _Loop(judge, navigation, schema)
     corrected = False
     while True:
         stop = await loop.check()
