@@ -28,6 +28,7 @@ ARGS: dict[str, dict[str, Any]] = {
     "context-recall-scorer": {"model": MODEL, "context": ["c"]},
     "context-relevance-scorer": {"model": MODEL, "context": ["c"]},
     "noise-sensitivity-scorer": {"model": MODEL, "baseline_response": "b", "noisy_query": "n"},
+    "trace-judge": {"model": MODEL, "criterion": "Every tool call succeeded."},
 }
 LLM_IDS = {
     "answer-relevancy-scorer", "answer-similarity-scorer", "bias-scorer",
@@ -35,6 +36,7 @@ LLM_IDS = {
     "faithfulness-scorer", "hallucination-scorer", "llm-tool-call-accuracy-scorer",
     "llm-trajectory-accuracy-scorer", "multi-turn-judge-scorer", "noise-sensitivity-scorer",
     "prompt-alignment-scorer", "rubric-scorer", "summarization-scorer", "toxicity-scorer",
+    "goal-completion-scorer", "plan-adherence-scorer", "tool-argument-scorer", "trace-judge",
 }
 
 

@@ -49,6 +49,15 @@ def build_runs(trace: Any, span_id: str,
     return trace_to_scorer_runs(trace, span_id, scorer_types)
 
 
+def trace_document_source(trace: Any, span_id: str) -> Any:
+    """What a queued run's ``request_context["trace_document"]`` holds: a zero-argument
+    callable giving the target's ``trace_document`` (made only if the scorer reads it: the
+    navigating judge and the tool-argument scorer do)."""
+    from tracescore.traces import lazy_trace_document
+
+    return lazy_trace_document(trace, span_id)
+
+
 def trace_project(trace: Any) -> str | None:
     """The project of a trace (its first span's)."""
     for span in getattr(trace, "spans", ()):

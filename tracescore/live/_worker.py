@@ -30,7 +30,7 @@ from ._rows import (
 )
 from ._sessions import is_session_key, load_scored_session
 from ._spend import SpendRecorder
-from ._transform import build_run, trace_project
+from ._transform import build_run, trace_document_source, trace_project
 
 if TYPE_CHECKING:
     from ._scheduler import LiveScheduler
@@ -105,6 +105,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         return Outcome("over_budget", decisions=[decision_row(
             key, "over_budget", now=live.now(), attempts=item.attempts, last_error=reason,
             score_id=key.score_id, created_at=item.created_at)])
+    document: Any = None
     try:
         if is_session_key(key):
             session = await asyncio.to_thread(load_scored_session, live.store, key)
@@ -116,6 +117,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             # agent trace here) than the hop to a thread and back.
             run = build_run(trace, key.span_id, reg.scorer.type)
             project = trace_project(trace)
+            document = trace_document_source(trace, key.span_id)
     except Exception as exc:  # noqa: BLE001 - an untransformable trace is this pair's end
         logger.warning("scorer %s: trace %s span %s cannot be transformed: %s",
                        reg.id, key.trace_id, key.span_id, short_error(exc))
@@ -137,7 +139,8 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
                 run, run_id=key.score_id,
                 request_context={**(run.request_context or {}), "trace_id": key.trace_id,
                                  "span_id": key.span_id, "scorer_id": reg.id,
-                                 "scorer_version": reg.version, "source": source})
+                                 "scorer_version": reg.version, "source": source,
+                                 **({"trace_document": document} if document is not None else {})})
     except Exception as exc:  # noqa: BLE001 - failures are data (classified below)
         failure = exc
     duration_ms = (time.perf_counter() - started) * 1000.0

@@ -33,19 +33,24 @@ from ._extract import (
     extract_workflow_trajectory,
 )
 from ._faithfulness import create_faithfulness_scorer
+from ._goal_completion import create_goal_completion_scorer
 from ._hallucination import create_hallucination_scorer
 from ._keyword_coverage import create_keyword_coverage_scorer
 from ._multi_turn_judge import create_multi_turn_judge_scorer
 from ._noise_sensitivity import create_noise_sensitivity_scorer_llm
+from ._plan_adherence import create_plan_adherence_scorer
 from ._prompt_alignment import create_prompt_alignment_scorer_llm
 from ._results import Record, round_score
 from ._rubric import RubricCriterion, create_rubric_scorer
 from ._summarization import create_summarization_scorer
 from ._textual_difference import create_textual_difference_scorer
 from ._tone import create_tone_scorer
+from ._tool_arguments import create_tool_argument_scorer
 from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
 from ._tool_call_accuracy_llm import create_tool_call_accuracy_scorer_llm
 from ._toxicity import create_toxicity_scorer
+from ._trace_judge import create_trace_judge
+from ._trace_view import TraceView, view_of
 from ._trajectory_llm import create_trajectory_accuracy_scorer_llm
 from ._trajectory_scorers import (
     create_trajectory_accuracy_scorer_code,
@@ -57,6 +62,7 @@ __all__ = [
     "LOWER_IS_BETTER",
     "Record",
     "RubricCriterion",
+    "TraceView",
     "TrajectoryCheckError",
     "analyze_tool_failures",
     "check_trajectory_blacklist",
@@ -72,18 +78,22 @@ __all__ = [
     "create_context_recall_scorer",
     "create_context_relevance_scorer_llm",
     "create_faithfulness_scorer",
+    "create_goal_completion_scorer",
     "create_hallucination_scorer",
     "create_keyword_coverage_scorer",
     "create_multi_turn_judge_scorer",
     "create_noise_sensitivity_scorer_llm",
+    "create_plan_adherence_scorer",
     "create_prompt_alignment_scorer_llm",
     "create_rubric_scorer",
     "create_summarization_scorer",
     "create_textual_difference_scorer",
     "create_tone_scorer",
     "create_tool_call_accuracy_scorer_code",
+    "create_tool_argument_scorer",
     "create_tool_call_accuracy_scorer_llm",
     "create_toxicity_scorer",
+    "create_trace_judge",
     "create_trajectory_accuracy_scorer_code",
     "create_trajectory_accuracy_scorer_llm",
     "create_trajectory_scorer_code",
@@ -92,4 +102,5 @@ __all__ = [
     "extract_trajectory",
     "extract_workflow_trajectory",
     "round_score",
+    "view_of",
 ]

@@ -15,7 +15,11 @@ every LLM scorer shares:
   score, step)``, else the spec's default (the agent's tool results, the input, or none);
 - the score: ``score(judged)`` gives the raw value; the builder multiplies it by ``scale``
   (unless the spec is unscaled or the value is ``Unscaled``) and rounds to two decimals half up;
-- the reason step's judge, which unwraps a JSON ``{"reason": ...}`` reply into its text.
+- the reason step's judge, which unwraps a JSON ``{"reason": ...}`` reply into its text;
+- navigation (``navigate=True``): the analyze step's judge may read the run through tools
+  (``outline``, ``read_step``, ``read_span``, ``search_trace``) within caps, when the whole
+  prompt would not fit its context (``"always"``: on every run); the prompt function sees
+  ``judged.navigating`` and shows ``navigation_evidence(judged)`` instead of the whole run.
 
 Step outputs reach prompt and score functions as instances of their pydantic schema
 (``judged.analyze.verdicts[0].verdict``), so a score function is unit-testable on hand-written
@@ -39,7 +43,13 @@ from tracescore.model import (
     get_user_message,
     to_agent_input,
 )
-from tracescore.scoring import PromptStep, Scorer, StepResults, create_scorer
+from tracescore.scoring import (
+    NotScorableSignal,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+)
 
 from ._llm import (
     ModelLike,
@@ -52,7 +62,9 @@ from ._llm import (
     tool_context,
     verdict_word,
 )
+from ._navigating import navigation_caps, navigation_of
 from ._results import round_score
+from ._trace_view import TraceView, view_of
 
 StepOutput = type[BaseModel]
 
@@ -85,6 +97,14 @@ class Judged:
     """The resolved context pieces (for steps that ask for them)."""
     score: float | None = None
     """The score (set for the reason step)."""
+    navigating: bool = False
+    """True when the prompt is for the navigating judge: show an outline, not the whole run."""
+    view: TraceView | None = None
+    """The run's view (set when navigating; see ``trace_view``)."""
+
+    def trace_view(self) -> TraceView:
+        """The run as numbered steps (from its trace document when it has one)."""
+        return self.view if self.view is not None else view_of(self.run)
 
     @property
     def input_text(self) -> str:
@@ -123,7 +143,9 @@ class Ask:
     ``schema`` (None only for the reason step, whose reply is plain text)."""
 
     description: str
-    prompt: Callable[[Judged], str]
+    prompt: Callable[[Judged], str | None]
+    """The prompt; None when there is nothing to ask (the step's result is None, no judge
+    call)."""
     schema: StepOutput | None = None
     uses_context: bool = False
     """Resolve the context (``judged.context``) before the prompt is built."""
@@ -164,8 +186,9 @@ class LLMScorerSpec:
     name: str
     description: str
     instructions: str
-    score: Callable[[Judged], float]
-    """The raw score of the validated step outputs (the builder scales and rounds it)."""
+    score: Callable[[Judged], float | NotScorableSignal]
+    """The raw score of the validated step outputs (the builder scales and rounds it), or a
+    ``not_scorable(reason)`` when the outputs leave nothing to score."""
     preprocess: Step | None = None
     analyze: Step | None = None
     reason: Step | None = None
@@ -179,6 +202,11 @@ class LLMScorerSpec:
     """Resolve the context for the score function too (``judged.context``)."""
     factory: str = ""
     """The Python factory's name, for error messages (default ``create_<id stem>_scorer``)."""
+    navigate: bool | Literal["always"] = False
+    """True: when the analyze prompt would not fit the judge's context, the judge navigates
+    the run instead (an outline and tools, within the caps: options ``max_tool_calls``,
+    ``max_tokens``, ``max_cost_usd``, defaults ``NAVIGATION_CAPS``); ``"always"``: on every
+    run. False: a prompt too long for the context ends the run not scorable."""
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -193,6 +221,8 @@ def _allowed(spec: LLMScorerSpec) -> tuple[str, ...]:
     names = list(spec.option_names)
     if spec.scaled:
         names.append("scale")
+    if spec.navigate:
+        names += [n for n in ("max_tool_calls", "max_tokens", "max_cost_usd") if n not in names]
     rule = spec.context
     if rule is not None:
         names += [rule.key, f"{rule.key}_extractor"]
@@ -309,16 +339,19 @@ class _Build:
         self.opts = opts
         self.context = context
         self.scale = float(opts.get("scale", 1)) if spec.scaled else 1.0
+        self.caps = navigation_caps(opts) if spec.navigate else None
 
     async def judged(self, run: ScorerRun, results: StepResults, step: str,
-                     uses_context: bool, score: float | None = None) -> Judged:
+                     uses_context: bool, score: float | None = None,
+                     view: TraceView | None = None) -> Judged:
         ctx: list[str] = []
         if uses_context and self.context is not None:
             ctx = await self.context.resolve(run, results, score, step)
         return Judged(run=run, results=results,
                       preprocess=_parse(self.spec.preprocess, results.preprocess_step_result),
                       analyze=_parse(self.spec.analyze, results.analyze_step_result),
-                      options=self.opts, context=ctx, score=score)
+                      options=self.opts, context=ctx, score=score,
+                      navigating=view is not None, view=view)
 
     def step(self, step: Step, name: str) -> Any:
         uses_context = step.uses_context
@@ -332,13 +365,16 @@ class _Build:
         prompt = step.prompt
 
         async def create_prompt(run: ScorerRun, results: StepResults,
-                                score: float | None = None) -> str:
+                                score: float | None = None) -> str | None:
             return prompt(await self.judged(run, results, name, uses_context, score))
         return create_prompt
 
-    async def generate_score(self, run: ScorerRun, results: StepResults) -> float:
+    async def generate_score(self, run: ScorerRun, results: StepResults
+                             ) -> float | NotScorableSignal:
         raw = self.spec.score(await self.judged(run, results, "generate_score",
                                                 self.spec.score_context))
+        if isinstance(raw, NotScorableSignal):
+            return raw  # the pipeline ends the run not scorable
         if isinstance(raw, Unscaled):
             return round_score(float(raw))
         return round_score(float(raw) * self.scale)
@@ -363,9 +399,15 @@ def build_llm_scorer(spec: LLMScorerSpec, model: ModelLike,
         if step is None:
             continue
         fn = build.step(step, name)
-        scorer = (scorer.preprocess if name == "preprocess" else scorer.analyze)(
-            fn if isinstance(step, Compute) else PromptStep(step.description, fn,
-                                                            output_schema=step.schema))
+        if isinstance(step, Compute):
+            made: Any = fn
+        elif spec.navigate and name == "analyze":
+            made = PromptStep(step.description, fn, output_schema=step.schema,
+                              navigation=navigation_of(build, step, name),
+                              navigate="always" if spec.navigate == "always" else "auto")
+        else:
+            made = PromptStep(step.description, fn, output_schema=step.schema)
+        scorer = (scorer.preprocess if name == "preprocess" else scorer.analyze)(made)
     scorer = scorer.generate_score(build.generate_score)
     reason = spec.reason
     if isinstance(reason, Compute):

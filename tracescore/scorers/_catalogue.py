@@ -22,18 +22,22 @@ from ._context_precision import create_context_precision_scorer
 from ._context_recall import create_context_recall_scorer
 from ._context_relevance import create_context_relevance_scorer_llm
 from ._faithfulness import create_faithfulness_scorer
+from ._goal_completion import create_goal_completion_scorer
 from ._hallucination import create_hallucination_scorer
 from ._keyword_coverage import create_keyword_coverage_scorer
 from ._multi_turn_judge import create_multi_turn_judge_scorer
 from ._noise_sensitivity import create_noise_sensitivity_scorer_llm
+from ._plan_adherence import create_plan_adherence_scorer
 from ._prompt_alignment import create_prompt_alignment_scorer_llm
 from ._rubric import create_rubric_scorer
 from ._summarization import create_summarization_scorer
 from ._textual_difference import create_textual_difference_scorer
 from ._tone import create_tone_scorer
+from ._tool_arguments import create_tool_argument_scorer
 from ._tool_call_accuracy import create_tool_call_accuracy_scorer_code
 from ._tool_call_accuracy_llm import create_tool_call_accuracy_scorer_llm
 from ._toxicity import create_toxicity_scorer
+from ._trace_judge import create_trace_judge
 from ._trajectory_llm import create_trajectory_accuracy_scorer_llm
 from ._trajectory_scorers import (
     create_trajectory_accuracy_scorer_code,
@@ -66,18 +70,22 @@ CATALOGUE: dict[str, Factory] = {
     "context-recall-scorer": create_context_recall_scorer,
     "context-relevance-scorer": create_context_relevance_scorer_llm,
     "faithfulness-scorer": create_faithfulness_scorer,
+    "goal-completion-scorer": create_goal_completion_scorer,
     "hallucination-scorer": create_hallucination_scorer,
     "keyword-coverage-scorer": create_keyword_coverage_scorer,
     "llm-tool-call-accuracy-scorer": create_tool_call_accuracy_scorer_llm,
     "llm-trajectory-accuracy-scorer": create_trajectory_accuracy_scorer_llm,
     "multi-turn-judge-scorer": create_multi_turn_judge_scorer,
     "noise-sensitivity-scorer": create_noise_sensitivity_scorer_llm,
+    "plan-adherence-scorer": create_plan_adherence_scorer,
     "prompt-alignment-scorer": create_prompt_alignment_scorer_llm,
     "rubric-scorer": create_rubric_scorer,
     "summarization-scorer": create_summarization_scorer,
     "textual-difference-scorer": create_textual_difference_scorer,
     "tone-scorer": create_tone_scorer,
+    "tool-argument-scorer": create_tool_argument_scorer,
     "toxicity-scorer": create_toxicity_scorer,
+    "trace-judge": create_trace_judge,
 }
 """Prebuilt scorer id → factory (the id each factory's scorer carries by default)."""
 

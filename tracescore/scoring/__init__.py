@@ -5,6 +5,7 @@ Importing this room is cheap: litellm is imported on the first judge call.
 """
 
 from ._classifier import create_classifier_scorer, probability_of_true
+from ._context import context_window, count_tokens
 from ._errors import (
     JudgeOutputError,
     PipelineIncompleteError,
@@ -14,6 +15,7 @@ from ._errors import (
 from ._filter import filter_run
 from ._judge import Judge
 from ._judge_call import load_litellm, normalise_usage
+from ._navigate import JudgeTool, Navigation, NavigationCaps
 from ._observe import ExecutionObserver, observe_judge_executions
 from ._retry import RetryProcessor, classify_error, retry_after_s
 from ._rows import execution_row, execution_rows, step_columns
@@ -24,6 +26,9 @@ __all__ = [
     "ExecutionObserver",
     "Judge",
     "JudgeOutputError",
+    "JudgeTool",
+    "Navigation",
+    "NavigationCaps",
     "NotScorableSignal",
     "PipelineIncompleteError",
     "PromptStep",
@@ -33,6 +38,8 @@ __all__ = [
     "ScorerRunError",
     "StepResults",
     "classify_error",
+    "context_window",
+    "count_tokens",
     "create_classifier_scorer",
     "create_scorer",
     "execution_row",

@@ -13,11 +13,13 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
 
-from tracescore.model import NotScorable, ScorerRun, ScorerRunResult, StepJudge
+from tracescore.model import JudgeExecution, NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
+from ._context import measure_prompt
 from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge_logprobs
+from ._navigate import Navigation, navigate_judge, opening
 from ._observe import notify_execution
 from ._runs import coerce_prepared, construct, make_run
 from ._steps import (
@@ -281,6 +283,14 @@ class Scorer(Generic[InputT, OutputT]):
         if state.prompts is None:
             state.prompts = {}
         state.prompts[name] = prompt
+        if spec.navigation is not None and spec.navigate == "always":
+            return await self._navigated(spec, judge, run, results, state)
+        size = await measure_prompt(judge, prompt, spec.schema)
+        if not size.fits:
+            too_long = size.reason(f"the {name} prompt", judge.model)
+            if spec.navigation is not None:
+                return await self._navigated(spec, judge, run, results, state, too_long)
+            return NotScorableSignal(too_long)
         if state.judge is None:
             state.judge = {}
         record = state.judge.setdefault(name, StepJudge())
@@ -309,6 +319,37 @@ class Scorer(Generic[InputT, OutputT]):
         if name == "generate_reason" and isinstance(output, dict) and "reason" in output:
             return output["reason"]
         return output
+
+    async def _navigated(self, spec: StepSpec, judge: Judge, run: ScorerRun,
+                         results: StepResults, state: _RunState, too_long: str | None = None
+                         ) -> Any:
+        """The step answered by the navigating judge (``PromptStep(navigation=...)``); a
+        navigation of None ends the run not scorable (``too_long`` says why, when given)."""
+        name = spec.name
+        assert spec.navigation is not None
+        plan = await spec.navigation.call(run, results)
+        if plan is None:
+            return NotScorableSignal(too_long or f"the {name} step has nothing to navigate")
+        if isinstance(plan, NotScorableSignal):
+            return plan
+        if not isinstance(plan, Navigation):
+            raise TypeError(f"navigation must return a Navigation, got {type(plan).__name__}")
+        assert state.prompts is not None
+        state.prompts[name] = opening(plan.prompt, spec.schema, plan.caps)
+        if state.judge is None:
+            state.judge = {}
+        record = state.judge.setdefault(name, StepJudge())
+        state.judge_called = True
+
+        def recorded(execution: JudgeExecution) -> None:
+            record.executions.append(execution)
+            notify_execution(name, execution)
+
+        try:
+            return await navigate_judge(judge, plan, schema=spec.schema, record=recorded)
+        except JudgeCallFailed as failed:
+            recorded(failed.execution)
+            raise
 
     def _result(
         self, run: ScorerRun, state: _RunState, not_scorable: NotScorable | None

@@ -147,6 +147,10 @@ class PromptStep:
     step result; ``logprobs`` is a list of ``{"token", "logprob", "top_logprobs": [{"token",
     "logprob"}, ...]}`` for the reply, or None when none came back. ``calculate_score`` gets
     them as a fourth argument when it takes one.
+
+    ``navigation(run, results)`` (sync or async) returns a ``Navigation`` (a shorter prompt,
+    tools to read the rest, caps): with ``navigate="auto"`` it is used only when the prompt
+    would not fit the judge's context, with ``"always"`` for every run (see ``_navigate``).
     """
 
     description: str
@@ -156,6 +160,8 @@ class PromptStep:
     calculate_score: Callable[..., Any] | None = None
     logprobs: int | None = None
     parse_output: Callable[..., Any] | None = None
+    navigation: Callable[..., Any] | None = None
+    navigate: Literal["auto", "always"] = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,8 @@ class StepSpec:
     calculate_score: StepCallable | None = None
     top_logprobs: int | None = None
     parse_output: StepCallable | None = None
+    navigation: StepCallable | None = None
+    navigate: Literal["auto", "always"] = "auto"
 
 
 _DICT_KEYS = {
@@ -186,6 +194,8 @@ _DICT_KEYS = {
     "logprobs": "logprobs",
     "parse_output": "parse_output",
     "parseOutput": "parse_output",
+    "navigation": "navigation",
+    "navigate": "navigate",
 }
 
 
@@ -234,6 +244,9 @@ def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
             raise ScorerDefinitionError(
                 f"{where}: logprobs is how many alternatives to return per token, 0 to 20; "
                 f"got {logprobs!r}")
+        if step.navigate not in ("auto", "always"):
+            raise ScorerDefinitionError(
+                f"{where}: navigate must be 'auto' or 'always', got {step.navigate!r}")
         return StepSpec(
             name=name,
             kind="prompt",
@@ -252,6 +265,12 @@ def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
                 if step.parse_output is not None
                 else None
             ),
+            navigation=(
+                StepCallable.of(step.navigation, what=f"{where}: navigation")
+                if step.navigation is not None
+                else None
+            ),
+            navigate=step.navigate,
         )
     return StepSpec(
         name=name,

@@ -6,6 +6,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
+from ._document import lazy_trace_document, trace_document
 from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceNotFound
 from ._explain import explain, render_explain
 from ._identity import session_id_of, trace_identity, user_id_of
@@ -24,6 +25,7 @@ from ._span import Span
 from ._spend import ModelCallRecord, TraceSpend, trace_spend
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
+from ._tool_definitions import tool_definitions
 from ._trace import Trace, load_trace
 from ._trajectory import extract_trajectory_from_trace
 
@@ -50,6 +52,7 @@ __all__ = [
     "explain",
     "extract_trajectory_from_trace",
     "find_target_spans",
+    "lazy_trace_document",
     "load_session",
     "load_trace",
     "render_explain",
@@ -57,6 +60,8 @@ __all__ = [
     "scorer_input",
     "session_id_of",
     "step_summary",
+    "tool_definitions",
+    "trace_document",
     "trace_identity",
     "trace_spend",
     "trace_to_agent_run",
