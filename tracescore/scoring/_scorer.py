@@ -332,6 +332,7 @@ class Scorer(Generic[InputT, OutputT]):
             "ground_truth": run.ground_truth,
             "expected_trajectory": run.expected_trajectory,
             "request_context": run.request_context,
+            "decided_by": None,
         })
 
 
