@@ -40,7 +40,7 @@ _config_option = click.option(
 
 SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "retrying",
                   "sampled_out", "filtered_out", "over_budget", "avg_score", "judge_tokens",
-                  "judge_cost_usd", "last_error")
+                  "judge_cost_usd", "cache_hits", "saved_usd", "judge_calls", "last_error")
 
 
 def _pick(url: str | None, db: str | None) -> None:
@@ -174,6 +174,15 @@ def _value(row: dict[str, Any], name: str) -> Any:
         return (row.get("judge_input_tokens") or 0) + (row.get("judge_output_tokens") or 0)
     if name == "last_error":
         return short_text(row.get("last_error"))
+    if name == "judge_cost_usd" and row.get("judge_unpriced"):
+        cost = row.get("judge_cost_usd")
+        return "unpriced" if not cost else f"{cost:.6f} + unpriced"
+    if name in ("cache_hits", "saved_usd"):
+        value = row.get("judge_cache_hits" if name == "cache_hits" else "judge_saved_usd")
+        return f"{value:.6f}" if isinstance(value, float) else value or 0
+    if name == "judge_calls":
+        calls, oldest = row.get("judge_calls_in_flight") or 0, row.get("oldest_judge_call_seconds")
+        return f"{calls} (oldest {oldest:.0f} s)" if calls and oldest is not None else calls
     value = row.get(name)
     if isinstance(value, float):
         return f"{value:.4g}" if name != "judge_cost_usd" else f"{value:.6f}"

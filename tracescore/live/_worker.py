@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ._judging import run_options
 from ._registry import RegisteredScorer
 from ._rows import (
     PairKey,
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 PRIOR_SPEND_SQL = """
 SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
-       cost_amount
+       cost_amount, cost_source
 FROM judge_executions WHERE score_id = ? AND NOT list_contains(?::VARCHAR[], execution_id)
 """
 
@@ -124,15 +125,16 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             last_error=f"could not build the scorer input: {short_error(exc)}",
             created_at=item.created_at)])
 
-    from tracescore.scoring import observe_judge_executions
+    from tracescore.scoring import judge_options, observe_judge_executions
 
     started = time.perf_counter()
     result = None
     failure: BaseException | None = None
     recorder = SpendRecorder(live, key, scorer_id=reg.id, attempts=item.attempts,
                              created_at=item.created_at)
+    options = run_options(live, reg) if reg.uses_judge else {}
     try:
-        with observe_judge_executions(recorder):
+        with observe_judge_executions(recorder), judge_options(**options):
             result = await reg.scorer.run(
                 run, run_id=key.score_id,
                 request_context={**(run.request_context or {}), "trace_id": key.trace_id,

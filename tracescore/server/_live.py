@@ -40,7 +40,14 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
     """Live settings, registry, the judge scorers that must start paused (and why), and the
     ``[[monitors]]`` entries."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import check_judges, load_live_config, parse_monitor_entries
+    from tracescore.live import (
+        Pricing,
+        check_judge_prices,
+        check_judges,
+        load_live_config,
+        parse_monitor_entries,
+        parse_pricing,
+    )
 
     path = getattr(settings, "config_path", None)
     source = path or "the built-in defaults"
@@ -53,12 +60,29 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
         paused = check_judges(registry, source=source) if live_settings.enabled else {}
+        if live_settings.enabled:
+            config = getattr(settings, "config", None) or {}
+            check_judge_prices(registry, live_settings,
+                               Pricing(parse_pricing(config.get("pricing"), source=source)),
+                               source=source)
         monitors = parse_monitor_entries(
             (getattr(settings, "config", None) or {}).get("monitors"), source=source,
             scorer_ids=[reg.id for reg in registry])
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
     return live_settings, registry, paused, monitors
+
+
+def _pricing_of(app: FastAPI) -> Any:
+    """``[pricing]`` of the config (``app.state.pricing`` when the totals mount made it)."""
+    pricing = getattr(app.state, "pricing", None)
+    if pricing is None:
+        from tracescore.live import Pricing, parse_pricing
+
+        config = getattr(app.state.settings, "config", None) or {}
+        source = getattr(app.state.settings, "config_path", None) or "the built-in defaults"
+        pricing = Pricing(parse_pricing(config.get("pricing"), source=str(source)))
+    return pricing
 
 
 def _setup(app: FastAPI) -> tuple[Any, Any]:
@@ -77,7 +101,8 @@ def _new_scheduler(app: FastAPI) -> Any:
 
     live_settings, registry = _setup(app)
     monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
-    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors)
+    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors,
+                              pricing=_pricing_of(app))
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
 
