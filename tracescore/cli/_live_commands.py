@@ -236,8 +236,11 @@ def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
 
     async def run() -> dict[str, Any]:
         await live.prepare()
-        return await backfill(live, scorer_id, since=since_at, until=until_at, limit=limit,
-                              dry_run=dry_run)
+        try:
+            return await backfill(live, scorer_id, since=since_at, until=until_at, limit=limit,
+                                  dry_run=dry_run)
+        finally:
+            await live.stop()  # the judge cache's answers are written before the store closes
 
     try:
         return asyncio.run(run())

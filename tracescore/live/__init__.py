@@ -31,6 +31,7 @@ from ._monitors import MonitorEntry, Monitors, load_monitors, parse_monitor_entr
 from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
 from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
+from ._rescore import rescore
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for
 from ._sampling import is_sampled, sample_fraction
@@ -88,6 +89,7 @@ __all__ = [
     "over_budget_reason",
     "paced_factor",
     "probe_judges",
+    "rescore",
     "parse_live_settings",
     "parse_monitor_entries",
     "parse_pricing",

@@ -83,11 +83,22 @@ class PairKey:
     scorer_version: str
     session_id: str | None = field(default=None, compare=False)
     """The conversation a session decision is about (None for trace pairs)."""
+    rescored_as: str | None = field(default=None, compare=False)
+    """The score id a rescore gave the pair (its decision row's ``score_id``); None: the pair's
+    own stable id."""
 
     @property
     def score_id(self) -> str:
-        """The stable score id of this pair."""
-        return score_id_for(self.trace_id, self.span_id, self.scorer_id, self.scorer_version)
+        """The score id of this pair's current attempt: stable (uuid5 of the pair), or the one a
+        rescore gave it."""
+        return self.rescored_as or score_id_for(self.trace_id, self.span_id, self.scorer_id,
+                                                self.scorer_version)
+
+
+def rescore_id(old_score_id: str) -> str:
+    """The score id of a pair's new attempt after a rescore of the attempt ``old_score_id``
+    (uuid5 of it: the same rescore asked twice gives the same id)."""
+    return str(uuid.uuid5(_SCORE_NAMESPACE, f"rescore/{old_score_id}"))
 
 
 def decision_row(

@@ -22,6 +22,7 @@ commits with the trace's other decisions, before the tick scans again (see ``_in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -612,6 +613,8 @@ class LiveScheduler:
         for row in rows:
             key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"],
                           session_id=row["session_id"])
+            if row["score_id"] and row["score_id"] != key.score_id:
+                key = dataclasses.replace(key, rescored_as=row["score_id"])
             if key in self._inflight or key in stale or capacity <= 0:
                 continue
             item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])

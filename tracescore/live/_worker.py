@@ -123,7 +123,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         return Outcome("failed", decisions=[decision_row(
             key, "failed", now=live.now(), attempts=item.attempts + 1,
             last_error=f"could not build the scorer input: {short_error(exc)}",
-            created_at=item.created_at)])
+            score_id=key.score_id, created_at=item.created_at)])
 
     from tracescore.scoring import judge_options, observe_judge_executions
 

@@ -23,13 +23,15 @@ the database-backed cache of ``tracescore.store`` (shared by live scoring, backf
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import hashlib
 import json
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from tracescore.model import JudgeCost, JudgeExecution, JudgeUsage
@@ -154,6 +156,36 @@ async def remember_answer(options: JudgeOptions, key: str, model: str | None,
         logger.warning("judge cache store failed (%s); the answer is not cached", exc)
 
 
+_asking: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Future[None]]] = (
+    weakref.WeakKeyDictionary())
+"""Per cache, the keys whose question is being asked now (and a future resolved when done)."""
+
+
+async def wait_or_claim(cache: Any, key: str) -> Callable[[], None] | None:
+    """Single flight: when the same question is being asked now (in this process, same event
+    loop), wait for that answer and return None (look the cache up again); else claim the key
+    and return the function that releases it once the answer is stored (or failed)."""
+    try:
+        asking = _asking.setdefault(cache, {})
+    except TypeError:  # a cache object that cannot be weakly referenced: no single flight
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    waiting = asking.get(key)
+    if waiting is not None and not waiting.done() and waiting.get_loop() is loop:
+        await asyncio.shield(waiting)
+        return None
+    claim: asyncio.Future[None] = loop.create_future()
+    asking[key] = claim
+
+    def release() -> None:
+        if asking.get(key) is claim:
+            del asking[key]
+        if not claim.done():
+            claim.set_result(None)
+
+    return release
+
+
 class MemoryJudgeCache:
     """A judge-call cache in this process's memory (the newest ``max_entries`` answers); for
     scripts and ``run_evals`` runs without a database (``run_evals(judge_cache=...)``)."""
@@ -184,4 +216,4 @@ class MemoryJudgeCache:
 
 
 __all__ = ["CachedAnswer", "JudgeCache", "MemoryJudgeCache", "cache_key", "cached_answer",
-           "caches", "logprob_confidence", "remember_answer"]
+           "caches", "logprob_confidence", "remember_answer", "wait_or_claim"]

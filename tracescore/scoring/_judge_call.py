@@ -27,7 +27,14 @@ from typing import Any, Literal
 
 from tracescore.model import JudgeCost, JudgeError, JudgeExecution, JudgeUsage
 
-from ._cache import cache_key, cached_answer, caches, logprob_confidence, remember_answer
+from ._cache import (
+    cache_key,
+    cached_answer,
+    caches,
+    logprob_confidence,
+    remember_answer,
+    wait_or_claim,
+)
 from ._direct import direct_completion, direct_cost, direct_route
 from ._errors import JudgeOutputError, JudgeTimeoutError, _error_code
 from ._judge import Judge
@@ -371,12 +378,27 @@ async def call_judge_logprobs(
     started = time.perf_counter()
     options = current_judge_options()
     key = _cache_key(judge, options, prompt=prompt, schema=schema, top_logprobs=top_logprobs)
+    release = None
     if key is not None:
         model_id, provider = _provider_of(judge.model or "", judge.api_base)
-        hit = await cached_answer(options, key, prompt=prompt, schema=schema, model_id=model_id,
-                                  provider=provider, started=started)
-        if hit is not None:
-            return hit
+        while release is None:  # the same question being asked now: wait for its answer
+            hit = await cached_answer(options, key, prompt=prompt, schema=schema,
+                                      model_id=model_id, provider=provider, started=started)
+            if hit is not None:
+                return hit
+            release = await wait_or_claim(options.cache, key)
+    try:
+        return await _ask(judge, prompt=prompt, schema=schema, step=step,
+                          top_logprobs=top_logprobs, started=started, options=options, key=key)
+    finally:
+        if release is not None:
+            release()
+
+
+async def _ask(judge: Judge, *, prompt: str, schema: OutputSchema | None, step: str,
+               top_logprobs: int | None, started: float, options: JudgeOptions,
+               key: str | None) -> tuple[Any, JudgeExecution, list[dict[str, Any]] | None]:
+    """Send the step's requests; store a valid answer under ``key``."""
     call = _StepCall(judge, step=step, top_logprobs=top_logprobs)
     try:
         if schema is None:

@@ -13,7 +13,8 @@ left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read
 
 Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``GET
 /api/live/monitors`` (each monitor's state, last value and last event), ``POST
-/api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``.
+/api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``,
+``POST /api/live/rescore``.
 """
 
 from __future__ import annotations
@@ -220,6 +221,40 @@ async def post_backfill(request: Request, body: BackfillRequest) -> dict[str, An
         await live.prepare()
     result: dict[str, Any] = await backfill(live, body.scorer, since=since, until=until,
                                             limit=body.limit, dry_run=body.dry_run)
+    return result
+
+
+class RescoreRequest(BaseModel):
+    """The body of ``POST /api/live/rescore`` (the fields of ``tracescore rescore``)."""
+
+    scorer: str = Field(min_length=1)
+    failed: bool = False
+    since: str | None = None
+    trace: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+
+
+@router.post("/api/live/rescore")
+async def post_rescore(request: Request, body: RescoreRequest) -> dict[str, Any]:
+    """Give a scorer's failed or chosen pairs a new attempt (or count them, with ``dry_run``);
+    answers when they are decided."""
+    from tracescore.live import rescore
+
+    from ._api import full_trace_id
+    from ._timeparse import parse_since
+
+    try:
+        since = parse_since(body.since) if body.since else None
+    except ValueError as exc:
+        raise HTTPException(400, f"since: {exc}") from None
+    if not (body.failed or since is not None or body.trace):
+        raise HTTPException(400, "say which pairs to rescore: failed, since or trace")
+    live = _scheduler(request)
+    trace_ids = [await full_trace_id(live.store, text) for text in body.trace]
+    if request.app.state.live is None:
+        await live.prepare()
+    result: dict[str, Any] = await rescore(live, body.scorer, failed=body.failed, since=since,
+                                           trace_ids=trace_ids, dry_run=body.dry_run)
     return result
 
 

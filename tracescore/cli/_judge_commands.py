@@ -1,0 +1,107 @@
+"""CLI commands about running judges: rescore (a new attempt for failed or chosen pairs) and
+judge-standin (a scripted OpenAI-compatible judge on loopback, to try judges without a key).
+
+Everything heavy is imported inside the command bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import click
+
+from ._live_commands import _config_option, _get, _offline, _pick
+from ._server_commands import DEFAULT_URL, _db_option, _key_option, _url_option
+
+COMMANDS: list[click.Command] = []
+
+
+@click.command("rescore")
+@click.option("--scorer", "scorer_id", required=True, help="The id of the scorer.")
+@click.option("--failed", is_flag=True, default=False,
+              help="Only the pairs whose decision is failed.")
+@click.option("--since", default=None,
+              help="Only pairs decided at or after this: a duration back from now (2h, 7d) or "
+                   "an ISO time.")
+@click.option("--trace", "traces", multiple=True,
+              help="Only pairs of this trace (a full id or a unique prefix of 8+ hex digits); "
+                   "repeat for several.")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Only count the pairs and estimate judge tokens and cost.")
+@_url_option
+@_db_option
+@_config_option
+@_key_option
+def rescore_command(scorer_id: str, failed: bool, since: str | None, traces: tuple[str, ...],
+                    dry_run: bool, url: str | None, db: str | None, config: str | None,
+                    api_key: str | None) -> None:
+    """Give a scorer's failed or chosen pairs a new attempt, exactly once (the old decisions,
+    scores and judge executions are kept as history)."""
+    _pick(url, db)
+    if not (failed or since or traces):
+        raise click.UsageError("say which pairs to rescore: --failed, --since T or --trace ID")
+    if db:
+        report = _rescore_file(db, config, scorer_id, failed, since, list(traces), dry_run)
+    else:
+        body = {"scorer": scorer_id, "failed": failed, "since": since, "trace": list(traces),
+                "dry_run": dry_run}
+        report = _get(url or DEFAULT_URL, api_key, "/api/live/rescore", body=body,
+                      timeout_s=None)
+    click.echo(describe_rescore(report))
+
+
+def _rescore_file(db: str, config: str | None, scorer_id: str, failed: bool,
+                  since: str | None, traces: list[str], dry_run: bool) -> dict[str, Any]:
+    from tracescore.live import ConfigError as LiveConfigError
+    from tracescore.live import rescore
+    from tracescore.server import TraceIdError, parse_since, resolve_trace_id
+
+    try:
+        since_at = parse_since(since) if since else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+    live, store = _offline(db, config, read_only=False)
+
+    async def run() -> dict[str, Any]:
+        await live.prepare()
+        try:
+            return await rescore(live, scorer_id, failed=failed, since=since_at,
+                                 trace_ids=trace_ids, dry_run=dry_run)
+        finally:
+            await live.stop()  # the judge cache's answers are written before the store closes
+
+    try:
+        trace_ids = [resolve_trace_id(store.read, text) for text in traces]
+        return asyncio.run(run())
+    except (LiveConfigError, TraceIdError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+
+
+def describe_rescore(report: dict[str, Any]) -> str:
+    """A few lines for people about a rescore report."""
+    picked = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(report["picked"].items()))
+    lines = [f"{_pairs(report['pairs'])} of {report['scorer']} (version "
+             f"{report['version']}) picked" + (f": {picked}" if picked else "")]
+    if report["dry_run"]:
+        tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
+        if tokens is None:
+            lines.append(f"judge spend: unknown ({report['estimate_basis']})")
+        else:
+            lines.append(f"estimated judge tokens {tokens}, cost ${cost:.4f} "
+                         f"({report['estimate_basis']})")
+        lines.append("dry run: nothing was rescored")
+    else:
+        done = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
+                         sorted(report["decisions"].items())) or "nothing to do"
+        lines.append(done)
+    return "\n".join(lines)
+
+
+def _pairs(count: int) -> str:
+    return f"{count} pair" + ("" if count == 1 else "s")
+
+
+COMMANDS.append(rescore_command)
