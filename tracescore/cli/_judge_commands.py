@@ -105,3 +105,43 @@ def _pairs(count: int) -> str:
 
 
 COMMANDS.append(rescore_command)
+
+STANDIN_MODEL = "openai/gpt-4o-mini"
+"""The model name to use with the stand-in: litellm routes it to the stand-in's address and
+prices its (fixed) usage, so budgets and costs behave as with a real judge."""
+
+
+@click.command("judge-standin")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1 (0: a free one).")
+@click.option("--latency-ms", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Hold every answer back this long (a slow judge).")
+def judge_standin_command(port: int, latency_ms: int) -> None:
+    """Serve a stand-in LLM judge on 127.0.0.1: an OpenAI-compatible server whose answers fit
+    each scorer's output schema (no key, no model; not real judgements). Prints the
+    environment to point tracescore at it; Ctrl-C stops it."""
+    import time
+
+    from tracescore.testing import standin_server
+
+    server = standin_server(port=port, latency_s=latency_ms / 1000.0)
+    try:
+        server.start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    click.echo(f"export TRACESCORE_JUDGE_API_BASE={server.url}")
+    click.echo(f"export TRACESCORE_JUDGE_MODEL={STANDIN_MODEL}")
+    click.echo("export OPENAI_API_KEY=unused")
+    click.echo(f"judge stand-in listening on {server.url} (answers fit each scorer's schema; "
+               "they are not judgements); Ctrl-C stops it", err=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        click.echo(f"judge stand-in answered {server.answered} request(s)", err=True)
+
+
+COMMANDS.append(judge_standin_command)

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from ._demo_notes import failing_judge, judge_explanations
 from ._server_commands import (
     DEFAULT_URL,
     _client,
@@ -390,20 +391,33 @@ def _start_demo_server(workdir: Path) -> tuple[str, subprocess.Popen[bytes]]:
 
 
 def _wait_for_scores(url: str, api_key: str | None, ids: list[str], timeout_s: float) -> None:
-    """Wait until every trace is decided by every running scorer and nothing is open."""
+    """Wait until every trace is decided by every running scorer and nothing is open; stop
+    early when what is still open waits only on judges that keep failing, and say why each
+    judge scorer that did not score did not (paused, no judge model, failing)."""
     listed = ", ".join(f"'{t}'" for t in ids)
-    running = [s["id"] for s in _get(url, api_key, "/api/live/scorers")["scorers"]
-               if s["state"] == "running"]
     sql = ("SELECT count(DISTINCT trace_id || '/' || scorer_id) AS decided, "
            "count(*) FILTER (WHERE decision IN ('pending', 'retrying', 'over_budget')) AS open "
            f"FROM scoring_decisions WHERE trace_id IN ({listed})")
+    scorers = _get(url, api_key, "/api/live/scorers")["scorers"]
+    running = [s["id"] for s in scorers if s["state"] == "running"]
     deadline = time.monotonic() + timeout_s
+    failing: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         decided, still_open = _get(url, api_key, "/api/sql", body={"sql": sql})["rows"][0]
         if decided >= len(ids) * len(running) and still_open == 0:
-            return
+            break
+        if decided >= len(ids) * len(running):
+            scorers = _get(url, api_key, "/api/live/scorers")["scorers"]
+            waiting = [s for s in scorers if s.get("pending")]
+            failing = [s for s in waiting if failing_judge(s)]
+            if waiting and len(failing) == len(waiting):
+                break  # only judges that keep failing are left: no point waiting them out
         time.sleep(0.5)
-    click.echo(f"scoring did not finish within {timeout_s:g} s; showing what is there", err=True)
+    else:
+        click.echo(f"scoring did not finish within {timeout_s:g} s; showing what is there",
+                   err=True)
+    for line in judge_explanations(scorers, failing):
+        click.echo(line, err=True)
 
 
 COMMANDS.append(demo_command)

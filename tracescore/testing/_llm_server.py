@@ -86,8 +86,12 @@ class ScriptedLLMServer:
     """An OpenAI-compatible server answering from a script; use as a context manager."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0,
-                 latency_s: float = 0.0) -> None:
+                 latency_s: float = 0.0, keep_requests: bool = True) -> None:
         self.latency_s = latency_s
+        self.keep_requests = keep_requests
+        """Record each request in ``requests`` (off for a long-running stand-in)."""
+        self.answered = 0
+        """Chat requests received."""
         """Added to every reply's ``delay_s`` (a slow judge; ``tracescore judge-standin
         --latency-ms``)."""
         self._stopping = threading.Event()
@@ -123,8 +127,11 @@ class ScriptedLLMServer:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 with server._lock:
-                    server.requests.append(body)
-                    server.request_headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.answered += 1
+                    if server.keep_requests:
+                        server.requests.append(body)
+                        server.request_headers.append(
+                            {k.lower(): v for k, v in self.headers.items()})
                 reply = server._next_reply(body)
                 if reply.delay_s or server.latency_s:
                     # A wait that ``stop()`` ends: a hung judge does not outlive the server.
