@@ -183,3 +183,46 @@ async def test_segments_give_their_own_sample_rates(store: Any, add_traces: Any)
     assert out[skipped[0]]["last_error"] == (
         "sample rate 0 of segment 1 (service_name = 'noisy-bot')")
     assert {out[t]["decision"] for t in kept} == {"scored"}
+
+
+async def test_a_cascade_records_which_judge_decided_and_each_judge_call_once(
+    store: Any, add_traces: Any, llm_server: Any
+) -> None:
+    from tracescore.live._review import hand_off, unsure_item
+    from tracescore.live._rows import PairKey
+    from tracescore.scorers import create_cascade_scorer
+
+    ids = add_traces(2)
+    confident = {ids[0]: 0.9, ids[1]: 0.3}
+
+    def answer(body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        marker, _, trace_id = prompt.partition(":")
+        if marker == "cheap":
+            return Reply(content={"score": 1.0, "confidence": confident[trace_id]})
+        return Reply(content={"score": 0.2})
+
+    def part(marker: str) -> Any:
+        judge = Judge(model="openai/gpt-4o-mini", instructions="Grade.", api_base=llm_server.url)
+        return create_scorer(marker, "x", type="agent", judge=judge).generate_score(PromptStep(
+            "grade", lambda run, results: f"{marker}:{run.request_context['trace_id']}"))
+
+    llm_server.set_default(answer)
+    cascade = create_cascade_scorer(part("cheap"), part("expensive"), queue="review")
+    live = scheduler(store, cascade)
+    await run_until_quiet(live)
+    scores = {r["trace_id"]: r for r in store.read(
+        "SELECT trace_id, score, decided_by, judge_total_tokens, score_id FROM scores")}
+    assert (scores[ids[0]]["decided_by"], scores[ids[0]]["score"]) == ("cheap", 1.0)
+    assert (scores[ids[1]]["decided_by"], scores[ids[1]]["score"]) == ("expensive", 0.2)
+    steps = store.read("SELECT trace_id, step FROM judge_executions ORDER BY trace_id, step")
+    assert sorted((r["trace_id"], r["step"]) for r in steps) == sorted([
+        (ids[0], "cheap.generate_score"), (ids[1], "cheap.generate_score"),
+        (ids[1], "expensive.generate_score")])
+    assert scores[ids[1]]["judge_total_tokens"] == 2 * 15
+    key = PairKey(ids[1], "x", "cascade", "v")
+    result = await cascade.run(input="q", output="a", request_context={"trace_id": ids[1]})
+    queue, item = unsure_item(live.registry.get("cascade"), key, result)  # type: ignore[misc,arg-type]
+    assert queue == "review" and "confidence 0.30 < 0.7" in item["reason"]
+    # Without issue 28's review queues (tracescore.labels) the hand-off does nothing.
+    assert await hand_off(live, live.registry.get("cascade"), key, result) is False  # type: ignore[arg-type]

@@ -292,6 +292,8 @@ def build_scorer(
         raise ConfigError(
             f"{where}: key 'use': {use!r} is a {type(obj).__name__}, not a Scorer or a factory"
         )
+    args = {name: _nested_scorer(value, base_dir=base_dir, where=f"{where}, args.{name}")
+            for name, value in args.items()}
     try:
         built = obj(**args)
     except TypeError as exc:
@@ -306,6 +308,17 @@ def build_scorer(
             "not a Scorer"
         )
     return built
+
+
+def _nested_scorer(value: Any, *, base_dir: Path | None, where: str) -> Any:
+    """A factory argument written as a scorer entry (``{ use = "...", args = {...} }``, e.g. a
+    cascade's ``cheap`` and ``expensive``) built into that Scorer; other values as they are."""
+    if not isinstance(value, Mapping) or "use" not in value or not set(value) <= {"use", "args"}:
+        return value
+    inner_args = value.get("args") or {}
+    if not isinstance(value["use"], str) or not isinstance(inner_args, Mapping):
+        raise ConfigError(f"{where}: a scorer entry is {{ use = \"...\", args = {{...}} }}")
+    return build_scorer(value["use"], inner_args, base_dir=base_dir, where=where)
 
 
 def catalogue_factory(use: str) -> Any:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._judging import run_options
 from ._registry import RegisteredScorer
+from ._review import hand_off
 from ._rows import (
     PairKey,
     SpendTotals,
@@ -68,6 +69,8 @@ class Outcome:
     """The ``scores.status`` written, when the pair ended with a score row."""
     recorder: SpendRecorder | None = None
     """The run's judge-execution recorder (its early writes may still be queued)."""
+    result: Any = None
+    """The run's ``ScorerRunResult`` when it ended with a score row."""
 
 
 async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
@@ -94,6 +97,8 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
     live.stats.decisions_total[(reg.id, outcome.decision)] += 1
     if outcome.status is not None:
         live.stats.scores_total[(reg.id, outcome.status)] += 1
+    if outcome.result is not None and outcome.result.decided_by is not None:
+        await hand_off(live, reg, item.key, outcome.result)  # a cascade's unsure item
     return outcome.decision
 
 
@@ -194,7 +199,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         metadata={"attempts": attempts, "target": reg.target})
     row = decision_row(key, decision, now=now, attempts=attempts, last_error=last_error,
                        score_id=key.score_id, created_at=item.created_at)
-    return Outcome(decision, [score], executions, [row], status, recorder)
+    return Outcome(decision, [score], executions, [row], status, recorder, snapshot)
 
 
 def _retry(
