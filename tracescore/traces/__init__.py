@@ -6,7 +6,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
-from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceNotFound
+from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceIdError, TraceNotFound
 from ._explain import explain, render_explain
 from ._identity import SESSION_KEYS, USER_KEYS, trace_identity
 from ._render import render_tree, step_summary
@@ -25,11 +25,14 @@ from ._spend import ModelCallRecord, TraceSpend, trace_spend
 from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
 from ._trace import Trace, load_trace
+from ._trace_ref import MIN_PREFIX, PREFIX_SQL, check_trace_ref, resolve_trace_id
 from ._trajectory import extract_trajectory_from_trace
 
 __all__ = [
     "ADAPTERS",
     "KINDS",
+    "MIN_PREFIX",
+    "PREFIX_SQL",
     "SESSION_KEYS",
     "USER_KEYS",
     "Adapter",
@@ -42,12 +45,14 @@ __all__ = [
     "Step",
     "Trace",
     "TraceError",
+    "TraceIdError",
     "TraceNotFound",
     "TraceSpend",
     "Turn",
     "adapt_span",
     "agent_input",
     "agent_output",
+    "check_trace_ref",
     "default_target",
     "explain",
     "extract_trajectory_from_trace",
@@ -56,6 +61,7 @@ __all__ = [
     "load_trace",
     "render_explain",
     "render_tree",
+    "resolve_trace_id",
     "scorer_input",
     "step_summary",
     "trace_identity",
