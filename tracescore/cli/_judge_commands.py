@@ -82,8 +82,10 @@ def _rescore_file(db: str, config: str | None, scorer_id: str, failed: bool,
 
 def describe_rescore(report: dict[str, Any]) -> str:
     """A few lines for people about a rescore report."""
+    from tracescore.model import counted
+
     picked = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(report["picked"].items()))
-    lines = [f"{_pairs(report['pairs'])} of {report['scorer']} (version "
+    lines = [f"{counted(report['pairs'], 'pair')} of {report['scorer']} (version "
              f"{report['version']}) picked" + (f": {picked}" if picked else "")]
     if report["dry_run"]:
         tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
@@ -98,10 +100,6 @@ def describe_rescore(report: dict[str, Any]) -> str:
                          sorted(report["decisions"].items())) or "nothing to do"
         lines.append(done)
     return "\n".join(lines)
-
-
-def _pairs(count: int) -> str:
-    return f"{count} pair" + ("" if count == 1 else "s")
 
 
 COMMANDS.append(rescore_command)

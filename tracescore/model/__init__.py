@@ -57,6 +57,7 @@ from ._trajectory import (
     WorkflowStepStep,
     WorkflowWaitEventStep,
 )
+from ._words import counted
 
 __all__ = [
     "STEP_CLASSES",
@@ -97,6 +98,7 @@ __all__ = [
     "WorkflowSleepStep",
     "WorkflowStepStep",
     "WorkflowWaitEventStep",
+    "counted",
     "get_assistant_message",
     "get_assistant_messages",
     "get_system_messages",

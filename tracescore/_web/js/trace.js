@@ -402,7 +402,7 @@
       h("div", { class: "crumbs" }, h("a", { href: "#/traces" }, "Traces"), " / ", h("span", { class: "mono" }, traceId)),
       h("h1", { id: "trace-title" }, rootSpan.name || "(unnamed)"),
       h("div", { class: "meta" }, [rootSpan.service_name, rootSpan.raw.project ? "project " + rootSpan.raw.project : null,
-        TS.fmtTime(t0), TS.fmtDuration(t1 - t0), spans.length + " spans", errors ? errors + " errors" : "no errors"].filter(Boolean).join(" · ")),
+        TS.fmtTime(t0), TS.fmtDuration(t1 - t0), TS.plural(spans.length, "span"), errors ? TS.plural(errors, "error") : "no errors"].filter(Boolean).join(" · ")),
       totalsLine(tree && tree.trace),
       h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status)))),
       TS.addToDataset ? TS.addToDataset(traceId) : null));
