@@ -122,3 +122,14 @@ def test_a_config_entry_builds_both_judges_and_versions_them(tmp_path: Path,
     _, other = load_live_config({"scorers": [changed]}, base_dir=tmp_path)
     assert other.get("cascaded").version != reg.version  # type: ignore[union-attr]
     assert isinstance(registry, Registry)
+
+
+def test_the_documented_config_builds() -> None:
+    import tomllib
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scorers.md").read_text()
+    [block] = [b for b in doc.split("```toml\n")[1:] if 'use = "cascade"' in b]
+    _, registry = load_live_config(tomllib.loads(block.split("```", 1)[0]))
+    reg = registry.get("relevancy-cascade")
+    assert reg is not None and reg.uses_judge
+    assert {j.model for j in reg.scorer.judges} == {"openai/gpt-4o-mini", "openai/gpt-4o"}
