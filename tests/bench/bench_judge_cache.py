@@ -69,8 +69,8 @@ async def main(items: int, concurrency: int) -> None:
 
     await asyncio.to_thread(load_litellm)
     data = [{"input": f"question {i}"} for i in range(items)]
-    half_new = data[: items // 2] + [{"input": f"question {i}"} for i in range(items,
-                                                                                 items + items // 2)]
+    fresh = range(items, items + items // 2)
+    half_new = data[: items // 2] + [{"input": f"question {i}"} for i in fresh]
     with tempfile.TemporaryDirectory() as folder, ScriptedLLMServer(keep_requests=False) as llm:
         llm.set_default(lambda body: Reply(content={"score": 0.8}, prompt_tokens=800,
                                            completion_tokens=60))
