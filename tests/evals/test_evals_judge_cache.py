@@ -88,17 +88,16 @@ async def test_without_a_database_the_cache_is_a_file_or_an_object_given(
     tmp_path: Path, llm_server: Any
 ) -> None:
     llm_server.set_default(answer_by_prompt)
-    cache_file = str(tmp_path / "judge-cache.duckdb")
-    for _ in range(2):
-        await run_evals(lambda q: q, ITEMS, scorers=[graded(llm_server.url)],
-                        judge_cache=cache_file)
+    async def twice(**options: Any) -> None:
+        for _ in range(2):
+            await run_evals(lambda q: q, ITEMS, scorers=[graded(llm_server.url)], **options)
+
+    await twice(judge_cache=str(tmp_path / "judge-cache.duckdb"))
     assert len(llm_server.requests) == len(ITEMS)
     memory = MemoryJudgeCache()
-    for _ in range(2):
-        await run_evals(lambda q: q, ITEMS, scorers=[graded(llm_server.url)], judge_cache=memory)
+    await twice(judge_cache=memory)
     assert len(llm_server.requests) == 2 * len(ITEMS) and len(memory) == len(ITEMS)
-    for _ in range(2):  # no store, no cache given: nothing is cached
-        await run_evals(lambda q: q, ITEMS, scorers=[graded(llm_server.url)])
+    await twice()  # no store, no cache given: nothing is cached
     assert len(llm_server.requests) == 4 * len(ITEMS)
     with pytest.raises(EvalValidationError, match="judge_cache=True needs store="):
         await run_evals(lambda q: q, ITEMS, scorers=[graded(llm_server.url)], judge_cache=True)

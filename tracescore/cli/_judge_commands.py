@@ -6,12 +6,11 @@ Everything heavy is imported inside the command bodies.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
 
-from ._live_commands import _config_option, _get, _offline, _pick
+from ._live_commands import _config_option, _get, _pick, outcome_lines, run_on_file
 from ._server_commands import DEFAULT_URL, _db_option, _key_option, _url_option
 
 COMMANDS: list[click.Command] = []
@@ -53,31 +52,20 @@ def rescore_command(scorer_id: str, failed: bool, since: str | None, traces: tup
 
 def _rescore_file(db: str, config: str | None, scorer_id: str, failed: bool,
                   since: str | None, traces: list[str], dry_run: bool) -> dict[str, Any]:
-    from tracescore.live import ConfigError as LiveConfigError
     from tracescore.live import rescore
-    from tracescore.server import TraceIdError, parse_since, resolve_trace_id
+    from tracescore.server import parse_since, resolve_trace_id
 
     try:
         since_at = parse_since(since) if since else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
-    live, store = _offline(db, config, read_only=False)
 
-    async def run() -> dict[str, Any]:
-        await live.prepare()
-        try:
-            return await rescore(live, scorer_id, failed=failed, since=since_at,
-                                 trace_ids=trace_ids, dry_run=dry_run)
-        finally:
-            await live.stop()  # the judge cache's answers are written before the store closes
+    async def work(live: Any) -> dict[str, Any]:
+        trace_ids = [resolve_trace_id(live.store.read, text) for text in traces]
+        return await rescore(live, scorer_id, failed=failed, since=since_at,
+                             trace_ids=trace_ids, dry_run=dry_run)
 
-    try:
-        trace_ids = [resolve_trace_id(store.read, text) for text in traces]
-        return asyncio.run(run())
-    except (LiveConfigError, TraceIdError) as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        store.close()
+    return run_on_file(db, config, work)
 
 
 def describe_rescore(report: dict[str, Any]) -> str:
@@ -85,21 +73,9 @@ def describe_rescore(report: dict[str, Any]) -> str:
     from tracescore.model import counted
 
     picked = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(report["picked"].items()))
-    lines = [f"{counted(report['pairs'], 'pair')} of {report['scorer']} (version "
-             f"{report['version']}) picked" + (f": {picked}" if picked else "")]
-    if report["dry_run"]:
-        tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
-        if tokens is None:
-            lines.append(f"judge spend: unknown ({report['estimate_basis']})")
-        else:
-            lines.append(f"estimated judge tokens {tokens}, cost ${cost:.4f} "
-                         f"({report['estimate_basis']})")
-        lines.append("dry run: nothing was rescored")
-    else:
-        done = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
-                         sorted(report["decisions"].items())) or "nothing to do"
-        lines.append(done)
-    return "\n".join(lines)
+    head = (f"{counted(report['pairs'], 'pair')} of {report['scorer']} (version "
+            f"{report['version']}) picked" + (f": {picked}" if picked else ""))
+    return "\n".join([head, *outcome_lines(report, dry="dry run: nothing was rescored")])
 
 
 COMMANDS.append(rescore_command)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,6 @@ def backfill_command(scorer_id: str, since: str, until: str | None, limit: int |
 
 def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
                    until: str | None, limit: int | None, dry_run: bool) -> dict[str, Any]:
-    from tracescore.live import ConfigError as LiveConfigError
     from tracescore.live import backfill
     from tracescore.server import parse_since
 
@@ -233,19 +233,29 @@ def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
         until_at = parse_since(until) if until else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    return run_on_file(db, config, lambda live: backfill(
+        live, scorer_id, since=since_at, until=until_at, limit=limit, dry_run=dry_run))
+
+
+def run_on_file(db: str, config: str | None,
+                work: Callable[[Any], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """``work(live)`` on an idle scheduler over database file ``db`` (``--db``): prepared
+    first, stopped after (the judge cache's answers are written before the store closes); the
+    project's errors become one sentence."""
+    from tracescore.model import TracescoreError
+
     live, store = _offline(db, config, read_only=False)
 
     async def run() -> dict[str, Any]:
         await live.prepare()
         try:
-            return await backfill(live, scorer_id, since=since_at, until=until_at, limit=limit,
-                                  dry_run=dry_run)
+            return await work(live)
         finally:
-            await live.stop()  # the judge cache's answers are written before the store closes
+            await live.stop()
 
     try:
         return asyncio.run(run())
-    except LiveConfigError as exc:
+    except TracescoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
@@ -282,18 +292,20 @@ def describe_backfill(report: dict[str, Any]) -> str:
         skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.items()
                             if k in ("sampled_out", "filtered_out", "failed") and n)
         lines.append(f"{report['pairs']} pair(s) to score" + (f" ({skipped})" if skipped else ""))
-        tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
-        if tokens is None:
-            lines.append(f"judge spend: unknown ({report['estimate_basis']})")
-        else:
-            lines.append(f"estimated judge tokens {tokens}, cost ${cost:.4f} "
-                         f"({report['estimate_basis']})")
-        lines.append("dry run: nothing was scored")
-    else:
-        done = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
-                         sorted(report["decisions"].items())) or "nothing to do"
-        lines.append(done)
-    return "\n".join(lines)
+    return "\n".join(lines + outcome_lines(report, dry="dry run: nothing was scored"))
+
+
+def outcome_lines(report: dict[str, Any], *, dry: str) -> list[str]:
+    """The end of a backfill or rescore report for people: the judge-spend estimate and
+    ``dry`` for a dry run, else each decision's count."""
+    if not report["dry_run"]:
+        return [", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
+                          sorted(report["decisions"].items())) or "nothing to do"]
+    tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
+    if tokens is None:
+        return [f"judge spend: unknown ({report['estimate_basis']})", dry]
+    return [f"estimated judge tokens {tokens}, cost ${cost:.4f} ({report['estimate_basis']})",
+            dry]
 
 
 COMMANDS.append(backfill_command)
