@@ -148,3 +148,6 @@ def test_a_usd_budget_over_an_unpriced_judge_refuses_to_start(tmp_path: Path,
     assert "judge model 'openai/scripted' has no known price" in done.stderr
     assert '[pricing."openai/scripted"]' in done.stderr and "max_judge_tokens_per_hour" in (
         done.stderr)
+    checked = cli("check", "--config", str(config), "--no-call")
+    assert checked.returncode == 1
+    assert "judge prices: scorer 'unpriced'" in checked.stdout, checked.stdout
