@@ -28,6 +28,9 @@ ARGS: dict[str, dict[str, Any]] = {
     "context-recall-scorer": {"model": MODEL, "context": ["c"]},
     "context-relevance-scorer": {"model": MODEL, "context": ["c"]},
     "noise-sensitivity-scorer": {"model": MODEL, "baseline_response": "b", "noisy_query": "n"},
+    # a cascade of two LLM scorers: no judge of its own (its two scorers have theirs)
+    "cascade": {"cheap": CATALOGUE["bias-scorer"](model=MODEL),
+                "expensive": CATALOGUE["toxicity-scorer"](model=MODEL)},
 }
 LLM_IDS = {
     "answer-relevancy-scorer", "answer-similarity-scorer", "bias-scorer",
