@@ -58,3 +58,11 @@ async def test_default_judge_scorers_with_a_model(store: Any, add_traces: Any,
     prompts = " ".join(m["content"] for req in llm_server.requests for m in req["messages"]
                        if isinstance(m.get("content"), str))
     assert "get_weather: " in prompts and "temperatureC" in prompts  # tool results as context
+
+
+def test_a_single_step_reads_as_one_step() -> None:
+    from tracescore.live import trajectory_efficiency_scorer
+    from tracescore.model import Trajectory
+
+    one = Trajectory.model_validate({"steps": [{"step_type": "tool_call", "name": "a"}]})
+    assert trajectory_efficiency_scorer().run_sync(input="x", output=one).reason == "1 step"

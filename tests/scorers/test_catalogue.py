@@ -29,6 +29,9 @@ ARGS: dict[str, dict[str, Any]] = {
     "context-relevance-scorer": {"model": MODEL, "context": ["c"]},
     "noise-sensitivity-scorer": {"model": MODEL, "baseline_response": "b", "noisy_query": "n"},
     "trace-judge": {"model": MODEL, "criterion": "Every tool call succeeded."},
+    # a cascade of two LLM scorers: no judge of its own (its two scorers have theirs)
+    "cascade": {"cheap": CATALOGUE["bias-scorer"](model=MODEL),
+                "expensive": CATALOGUE["toxicity-scorer"](model=MODEL)},
 }
 LLM_IDS = {
     "answer-relevancy-scorer", "answer-similarity-scorer", "bias-scorer",

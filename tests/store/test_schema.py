@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tracescore.store import SCHEMA_VERSION, Store
+from tracescore.store import MIGRATIONS, SCHEMA_VERSION, Store
 
 SCORES = (
     "score_id trace_id span_id project scorer_id scorer_name scorer_version source eval_run_id "
@@ -13,14 +13,14 @@ SCORES = (
     "analyze_step_result preprocess_prompt analyze_prompt generate_score_prompt "
     "generate_reason_prompt input output ground_truth error metadata judge_input_tokens "
     "judge_output_tokens judge_total_tokens judge_reasoning_tokens judge_cached_input_tokens "
-    "judge_cost session_id experiment_id"
+    "judge_cost session_id experiment_id cost_source decided_by"
 ).split()
 JUDGE_EXECUTIONS = (
     "execution_id score_id trace_id scorer_id step status prompt judge_model_id judge_provider "
     "attempt_count model_call_count duration_ms output raw_output finish_reason input_tokens "
     "output_tokens total_tokens reasoning_tokens cached_input_tokens "
     "cache_creation_input_tokens cost_amount cost_unit cost_source error_name error_message "
-    "error_code created_at"
+    "error_code created_at cached saved_cost"
 ).split()
 SCORING_DECISIONS = (
     "trace_id span_id scorer_id scorer_version decision attempts last_error next_attempt_at "
@@ -78,7 +78,8 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
         first_rows = first.read("SELECT version FROM schema_version")
     with Store(path) as second:
         second_rows = second.read("SELECT version FROM schema_version")
-    assert first_rows == second_rows == [{"version": v} for v in range(1, SCHEMA_VERSION + 1)]
+    applied = [{"version": version} for version, _, _ in MIGRATIONS]  # numbers may have gaps
+    assert first_rows == second_rows == applied and applied[-1]["version"] == SCHEMA_VERSION
 
 
 def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
@@ -99,13 +100,14 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
         for statement in statements():
             conn.execute(statement)
         conn.execute("INSERT INTO schema_version VALUES (?, ?, now())", [version, description])
-    for column in ("experiment_id", "session_id"):  # as migration 1 made scores then
+    # as migration 1 made scores then (the later migrations add these at the end, in order)
+    for column in ("experiment_id", "session_id", "cost_source", "decided_by"):
         conn.execute(f"ALTER TABLE scores DROP COLUMN {column}")
     conn.execute("ALTER TABLE scoring_decisions DROP COLUMN session_id")
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 7
-        assert _columns(store, "scores")[-1] == "experiment_id"
+        assert store.schema_version == SCHEMA_VERSION == MIGRATIONS[-1][0]
+        assert "experiment_id" in _columns(store, "scores")
         for table in ("datasets", "dataset_items", "experiments", "experiment_results"):
             assert _columns(store, table)
         store.write_scores_sync([{"score_id": "s1", "scorer_id": "x", "score": 0.5,

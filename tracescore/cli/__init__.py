@@ -14,6 +14,7 @@ from . import (
     _check_commands,
     _cost,
     _dataset_commands,
+    _judge_commands,
     _live_commands,
     _monitor_commands,
     _server_commands,
@@ -28,7 +29,7 @@ def main() -> None:
 
 
 for _module in (_server_commands, _trace_commands, _cost, _live_commands, _monitor_commands,
-                _check_commands, _dataset_commands):
+                _check_commands, _dataset_commands, _judge_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

@@ -39,8 +39,8 @@ def check_command(config: str | None, no_call: bool, timeout_s: float) -> None:
     grpc = f", OTLP/gRPC on port {settings.grpc_port}" if settings.grpc else ""
     click.echo(f"config {settings.config_path}: OK (HTTP on {settings.host}:"
                f"{settings.http_port}{grpc}; database {settings.db})")
-    live_settings, registry, paused, _ = _file_setup(config)
-    problems: list[str] = []
+    live_settings, registry, paused, path = _file_setup(config)
+    problems: list[str] = _price_problems(path, live_settings, registry)
     for reg in registry:
         if reg.id in paused:
             line = f"scorer {reg.id}: would start paused: {paused[reg.id]}"
@@ -59,6 +59,21 @@ def check_command(config: str | None, no_call: bool, timeout_s: float) -> None:
             f"{len(problems)} problem(s) found (above); fix them and run tracescore check "
             "again")
     click.echo("everything checked is usable")
+
+
+def _price_problems(path: Any, live_settings: Any, registry: Any) -> list[str]:
+    """A USD budget over a judge with no known price (``serve`` refuses it), as a problem."""
+    from tracescore.live import ConfigError, Pricing, check_judge_prices, parse_pricing
+    from tracescore.server import read_config
+
+    _, document = read_config(str(path))
+    try:
+        check_judge_prices(registry, live_settings, Pricing(parse_pricing(
+            document.get("pricing"), source=str(path))), source=str(path))
+    except ConfigError as exc:
+        click.echo(f"judge prices: {exc}")
+        return [str(exc)]
+    return []
 
 
 def _probe(registry: Any, paused: dict[str, str], timeout_s: float) -> list[str]:

@@ -1,5 +1,6 @@
 """CLI commands: ``datasets`` (list, show, create, add, remove, export) and ``experiments``
-(list, compare — the CI gate, exiting 1 when anything regressed).
+(list, compare — the CI gate, exiting 1 when anything regressed and 2 for a usage error such
+as a misspelled experiment name).
 
 Each works against a running server (``--url``) or a database file (``--db``).
 """
@@ -99,13 +100,14 @@ def datasets_show(name: str, version: int | None, output_format: str, url: str |
                   db: str | None, api_key: str | None) -> None:
     """Show one version of dataset NAME and its items."""
     from tracescore.datasets import get_dataset
+    from tracescore.model import counted
 
     dataset = _run(lambda: get_dataset(_store(url, db), name, version, api_key=api_key))
     if output_format == "json":
         click.echo(dataset.model_dump_json(indent=2, exclude_none=True))
         return
     click.echo(f"{dataset.name} version {dataset.version} of {dataset.current_version}: "
-               f"{len(dataset.items)} items")
+               f"{counted(len(dataset.items), 'item')}")
     for item in dataset.items:
         click.echo(f"  {item.item_id}  v{item.version_added}  input={_short(item.input)}  "
                    f"ground_truth={_short(item.ground_truth)}")
@@ -123,12 +125,13 @@ def datasets_create(name: str, description: str | None, from_jsonl: str | None,
                     url: str | None, db: str | None, api_key: str | None) -> None:
     """Create dataset NAME (version 1), optionally with items from a JSONL file."""
     from tracescore.datasets import create_dataset
+    from tracescore.model import counted
 
     items = _read_jsonl(from_jsonl) if from_jsonl else []
     dataset = _run(lambda: create_dataset(_store(url, db), name, description=description,
                                           items=items, api_key=api_key))
     click.echo(f"created {dataset.name} version {dataset.version} with "
-               f"{_count(dataset)} items")
+               f"{counted(_count(dataset), 'item')}")
 
 
 @datasets_group.command("add")
@@ -149,6 +152,7 @@ def datasets_add(name: str, from_jsonl: str | None, from_traces: tuple[str, ...]
                  api_key: str | None) -> None:
     """Add items to dataset NAME as a new version."""
     from tracescore.datasets import add_items, items_from_traces
+    from tracescore.model import counted
 
     if sum(bool(x) for x in (from_jsonl, from_traces, from_sql)) != 1:
         raise click.UsageError("give exactly one of --from-jsonl, --from-trace, --from-sql")
@@ -160,8 +164,8 @@ def datasets_add(name: str, from_jsonl: str | None, from_traces: tuple[str, ...]
         items = _run(lambda: items_from_traces(store, ids, sql=from_sql, trajectory=trajectory,
                                                api_key=api_key))
     dataset = _run(lambda: add_items(store, name, items, api_key=api_key))
-    click.echo(f"added {len(items)} items: {dataset.name} is now version {dataset.version} "
-               f"({_count(dataset)} items)")
+    click.echo(f"added {counted(len(items), 'item')}: {dataset.name} is now version "
+               f"{dataset.version} ({counted(_count(dataset), 'item')})")
 
 
 @datasets_group.command("remove")
@@ -174,10 +178,11 @@ def datasets_remove(name: str, item_ids: tuple[str, ...], url: str | None, db: s
                     api_key: str | None) -> None:
     """Remove ITEM_IDS from dataset NAME in a new version (older versions keep them)."""
     from tracescore.datasets import remove_items
+    from tracescore.model import counted
 
     dataset = _run(lambda: remove_items(_store(url, db), name, list(item_ids), api_key=api_key))
-    click.echo(f"removed {len(item_ids)} items: {dataset.name} is now version "
-               f"{dataset.version} ({_count(dataset)} items)")
+    click.echo(f"removed {counted(len(item_ids), 'item')}: {dataset.name} is now version "
+               f"{dataset.version} ({counted(_count(dataset), 'item')})")
 
 
 @datasets_group.command("export")
@@ -192,11 +197,12 @@ def datasets_export(name: str, out: str, version: int | None, url: str | None, d
                     api_key: str | None) -> None:
     """Write one version of dataset NAME as JSONL (what --from-jsonl reads back)."""
     from tracescore.datasets import export_line, get_dataset
+    from tracescore.model import counted
 
     dataset = _run(lambda: get_dataset(_store(url, db), name, version, api_key=api_key))
     lines = [json.dumps(export_line(item), ensure_ascii=False) for item in dataset.items]
     Path(out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    click.echo(f"wrote {len(lines)} items of {dataset.ref} to {out}")
+    click.echo(f"wrote {counted(len(lines), 'item')} of {dataset.ref} to {out}")
 
 
 COMMANDS.append(datasets_group)
@@ -242,13 +248,24 @@ def experiments_list(dataset: str | None, url: str | None, db: str | None,
 def experiments_compare(baseline: str, candidate: str, threshold: float, output_format: str,
                         lower_is_better: tuple[str, ...], url: str | None, db: str | None,
                         api_key: str | None) -> None:
-    """Compare experiment CANDIDATE with BASELINE (names or ids); exit 1 if anything regressed."""
-    from tracescore.evals import compare_experiments, format_markdown, format_table
+    """Compare experiment CANDIDATE with BASELINE (names or ids); exit 1 if anything regressed,
+    2 for a usage error (an experiment that does not exist, a bad option)."""
+    from tracescore.evals import (
+        EvalValidationError,
+        compare_experiments,
+        format_markdown,
+        format_table,
+    )
 
-    result = _run(lambda: compare_experiments(_store(url, db), baseline, candidate,
-                                              threshold=threshold,
-                                              lower_is_better=lower_is_better,
-                                              api_key=api_key))
+    def compare() -> Any:
+        try:
+            return compare_experiments(_store(url, db), baseline, candidate,
+                                       threshold=threshold, lower_is_better=lower_is_better,
+                                       api_key=api_key)
+        except EvalValidationError as exc:  # a misspelled name must not read as a regression
+            raise click.UsageError(str(exc)) from None
+
+    result = _run(compare)
     if output_format == "json":
         click.echo(result.model_dump_json(indent=2))
     elif output_format == "markdown":

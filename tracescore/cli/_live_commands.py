@@ -14,11 +14,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ._demo_notes import failing_judge, judge_explanations
 from ._server_commands import (
     DEFAULT_URL,
     _client,
@@ -40,7 +42,7 @@ _config_option = click.option(
 
 SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "retrying",
                   "sampled_out", "filtered_out", "over_budget", "avg_score", "judge_tokens",
-                  "judge_cost_usd", "last_error")
+                  "judge_cost_usd", "cache_hits", "saved_usd", "judge_calls", "last_error")
 
 
 def _pick(url: str | None, db: str | None) -> None:
@@ -174,6 +176,15 @@ def _value(row: dict[str, Any], name: str) -> Any:
         return (row.get("judge_input_tokens") or 0) + (row.get("judge_output_tokens") or 0)
     if name == "last_error":
         return short_text(row.get("last_error"))
+    if name == "judge_cost_usd" and row.get("judge_unpriced"):
+        cost = row.get("judge_cost_usd")
+        return "unpriced" if not cost else f"{cost:.6f} + unpriced"
+    if name in ("cache_hits", "saved_usd"):
+        value = row.get("judge_cache_hits" if name == "cache_hits" else "judge_saved_usd")
+        return f"{value:.6f}" if isinstance(value, float) else value or 0
+    if name == "judge_calls":
+        calls, oldest = row.get("judge_calls_in_flight") or 0, row.get("oldest_judge_call_seconds")
+        return f"{calls} (oldest {oldest:.0f} s)" if calls and oldest is not None else calls
     value = row.get(name)
     if isinstance(value, float):
         return f"{value:.4g}" if name != "judge_cost_usd" else f"{value:.6f}"
@@ -214,7 +225,6 @@ def backfill_command(scorer_id: str, since: str, until: str | None, limit: int |
 
 def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
                    until: str | None, limit: int | None, dry_run: bool) -> dict[str, Any]:
-    from tracescore.live import ConfigError as LiveConfigError
     from tracescore.live import backfill
     from tracescore.server import parse_since
 
@@ -223,16 +233,29 @@ def _backfill_file(db: str, config: str | None, scorer_id: str, since: str,
         until_at = parse_since(until) if until else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    return run_on_file(db, config, lambda live: backfill(
+        live, scorer_id, since=since_at, until=until_at, limit=limit, dry_run=dry_run))
+
+
+def run_on_file(db: str, config: str | None,
+                work: Callable[[Any], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """``work(live)`` on an idle scheduler over database file ``db`` (``--db``): prepared
+    first, stopped after (the judge cache's answers are written before the store closes); the
+    project's errors become one sentence."""
+    from tracescore.model import TracescoreError
+
     live, store = _offline(db, config, read_only=False)
 
     async def run() -> dict[str, Any]:
         await live.prepare()
-        return await backfill(live, scorer_id, since=since_at, until=until_at, limit=limit,
-                              dry_run=dry_run)
+        try:
+            return await work(live)
+        finally:
+            await live.stop()
 
     try:
         return asyncio.run(run())
-    except LiveConfigError as exc:
+    except TracescoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
@@ -269,18 +292,20 @@ def describe_backfill(report: dict[str, Any]) -> str:
         skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.items()
                             if k in ("sampled_out", "filtered_out", "failed") and n)
         lines.append(f"{report['pairs']} pair(s) to score" + (f" ({skipped})" if skipped else ""))
-        tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
-        if tokens is None:
-            lines.append(f"judge spend: unknown ({report['estimate_basis']})")
-        else:
-            lines.append(f"estimated judge tokens {tokens}, cost ${cost:.4f} "
-                         f"({report['estimate_basis']})")
-        lines.append("dry run: nothing was scored")
-    else:
-        done = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
-                         sorted(report["decisions"].items())) or "nothing to do"
-        lines.append(done)
-    return "\n".join(lines)
+    return "\n".join(lines + outcome_lines(report, dry="dry run: nothing was scored"))
+
+
+def outcome_lines(report: dict[str, Any], *, dry: str) -> list[str]:
+    """The end of a backfill or rescore report for people: the judge-spend estimate and
+    ``dry`` for a dry run, else each decision's count."""
+    if not report["dry_run"]:
+        return [", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in
+                          sorted(report["decisions"].items())) or "nothing to do"]
+    tokens, cost = report["estimated_judge_tokens"], report["estimated_judge_cost_usd"]
+    if tokens is None:
+        return [f"judge spend: unknown ({report['estimate_basis']})", dry]
+    return [f"estimated judge tokens {tokens}, cost ${cost:.4f} ({report['estimate_basis']})",
+            dry]
 
 
 COMMANDS.append(backfill_command)
@@ -378,20 +403,33 @@ def _start_demo_server(workdir: Path) -> tuple[str, subprocess.Popen[bytes]]:
 
 
 def _wait_for_scores(url: str, api_key: str | None, ids: list[str], timeout_s: float) -> None:
-    """Wait until every trace is decided by every running scorer and nothing is open."""
+    """Wait until every trace is decided by every running scorer and nothing is open; stop
+    early when what is still open waits only on judges that keep failing, and say why each
+    judge scorer that did not score did not (paused, no judge model, failing)."""
     listed = ", ".join(f"'{t}'" for t in ids)
-    running = [s["id"] for s in _get(url, api_key, "/api/live/scorers")["scorers"]
-               if s["state"] == "running"]
     sql = ("SELECT count(DISTINCT trace_id || '/' || scorer_id) AS decided, "
            "count(*) FILTER (WHERE decision IN ('pending', 'retrying', 'over_budget')) AS open "
            f"FROM scoring_decisions WHERE trace_id IN ({listed})")
+    scorers = _get(url, api_key, "/api/live/scorers")["scorers"]
+    running = [s["id"] for s in scorers if s["state"] == "running"]
     deadline = time.monotonic() + timeout_s
+    failing: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         decided, still_open = _get(url, api_key, "/api/sql", body={"sql": sql})["rows"][0]
         if decided >= len(ids) * len(running) and still_open == 0:
-            return
+            break
+        if decided >= len(ids) * len(running):
+            scorers = _get(url, api_key, "/api/live/scorers")["scorers"]
+            waiting = [s for s in scorers if s.get("pending")]
+            failing = [s for s in waiting if failing_judge(s)]
+            if waiting and len(failing) == len(waiting):
+                break  # only judges that keep failing are left: no point waiting them out
         time.sleep(0.5)
-    click.echo(f"scoring did not finish within {timeout_s:g} s; showing what is there", err=True)
+    else:
+        click.echo(f"scoring did not finish within {timeout_s:g} s; showing what is there",
+                   err=True)
+    for line in judge_explanations(scorers, failing):
+        click.echo(line, err=True)
 
 
 COMMANDS.append(demo_command)

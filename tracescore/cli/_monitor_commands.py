@@ -20,7 +20,7 @@ from ._server_commands import DEFAULT_URL, _db_option, _key_option, _url_option,
 COMMANDS: list[click.Command] = []
 
 MONITOR_COLUMNS = ("id", "scorer", "rule", "state", "value", "samples", "last_event",
-                   "last_error")
+                   "last_error", "last_failed_delivery")
 
 
 def _offline_monitors(db: str, config: str | None) -> list[dict[str, Any]]:
@@ -45,14 +45,18 @@ def _offline_monitors(db: str, config: str | None) -> list[dict[str, Any]]:
 
 
 def _row(monitor: dict[str, Any]) -> list[Any]:
+    from tracescore.live import short_text
+
     event = monitor.get("last_event") or {}
     last = f"{event['state']} at {event['at']}" if event else None
     rule = (f"{monitor['aggregate']} over {monitor['window']} {monitor['op']} "
             f"{monitor['threshold']:g}")
     value = monitor.get("value")
+    failed = monitor.get("last_failed_delivery")
+    delivery = f"{failed['at']}: {short_text(failed['error'])}" if failed else None
     return [monitor["id"], monitor["scorer"], rule, monitor["state"],
             None if value is None else round(float(value), 4), monitor.get("samples"), last,
-            monitor.get("last_error")]
+            monitor.get("last_error"), delivery]
 
 
 @click.command("monitors")
@@ -63,7 +67,8 @@ def _row(monitor: dict[str, Any]) -> list[Any]:
 @_table_json_option
 def monitors_command(url: str | None, db: str | None, config: str | None, api_key: str | None,
                      output_format: str) -> None:
-    """Each monitor: its rule, state (ok or breached), last value and samples, last event."""
+    """Each monitor: its rule, state (ok or breached), last value and samples, last event and
+    the last failed webhook delivery."""
     _pick(url, db)
     if db:
         monitors = _offline_monitors(db, config)

@@ -112,7 +112,7 @@ def trace_ids_of(store: Any, sql: str) -> list[str]:
 def items_from_store(store: Any, trace_ids: Sequence[str] | None, *, sql: str | None,
                      trajectory: bool) -> list[DatasetItem]:
     """Items of ``trace_ids`` (or of the traces ``sql`` selects) read from an open ``Store``."""
-    from tracescore.traces import TraceNotFound, load_trace
+    from tracescore.traces import TraceIdError, TraceNotFound, load_trace, resolve_trace_id
 
     if (trace_ids is None) == (sql is None):
         raise DatasetError("give exactly one of trace_ids or sql= to items_from_traces")
@@ -120,8 +120,8 @@ def items_from_store(store: Any, trace_ids: Sequence[str] | None, *, sql: str | 
     items = []
     for trace_id in ids:
         try:
-            trace = load_trace(store, trace_id)
-        except TraceNotFound as exc:
+            trace = load_trace(store, resolve_trace_id(store.read, trace_id))  # a prefix too
+        except (TraceNotFound, TraceIdError) as exc:
             raise DatasetError(str(exc)) from None
         items.append(item_from_trace(trace, trajectory=trajectory))
     return items

@@ -30,8 +30,24 @@ TRUNCATED_KEY = "tracescore.truncated"
 (``input[0].content``), like ``tracescore.truncated_attributes`` on spans."""
 
 
+def _known_keys() -> frozenset[str]:
+    """The keys an item dict may have (snake_case and camelCase)."""
+    fields = DatasetItem.model_fields
+    return frozenset({*fields, *(f.alias for f in fields.values() if f.alias)})
+
+
 def to_item(value: Any, index: int) -> DatasetItem:
-    """An item given as a ``DatasetItem``, an ``EvalItem`` or a dict, checked for storing."""
+    """An item given as a ``DatasetItem``, an ``EvalItem`` or a dict, checked for storing.
+    ``index`` counts from 0; messages count items from 1, as people (and JSONL lines) do."""
+    number = index + 1
+    if isinstance(value, Mapping):
+        unknown = sorted(str(key) for key in value if key not in _known_keys())
+        if unknown:
+            raise InvalidDatasetItem(
+                f"item {number}: unknown key {unknown[0]!r}; an item's keys are input, "
+                "ground_truth, expected_trajectory, request_context, metadata, item_id, "
+                "source_trace_id, source_span_id")
+    index = number  # the messages below name the item by its number
     try:
         if isinstance(value, DatasetItem):
             item = value

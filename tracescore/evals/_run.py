@@ -7,12 +7,15 @@ import inspect
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
+
+from tracescore.scoring import judge_options
 
 from ._aggregate import aggregate
 from ._errors import EvalValidationError
 from ._execute import ItemOutcome, ItemRunner
 from ._experiments import ExperimentRecorder, resolve_data
+from ._judge_cache import EvalJudgeCache
 from ._plan import build_plan
 from ._progress import Progress
 from ._results import EvalResult
@@ -37,6 +40,8 @@ async def run_evals(
     store_api_key: str | None = None,
     experiment: str | None = None,
     experiment_metadata: Mapping[str, Any] | None = None,
+    judge_cache: Any = None,
+    judge_cache_mode: Literal["auto", "on"] = "auto",
 ) -> EvalResult:
     """Run ``target`` on every item of ``data``, score it, and return averages and a verdict.
 
@@ -66,6 +71,12 @@ async def run_evals(
             new ``experiment_id``) in ``experiments``/``experiment_results``; needs ``store``.
         experiment_metadata: a dict stored in ``experiments.metadata`` next to the git commit
             and model, saying what changed.
+        judge_cache: the judge-call cache: None (with ``store=`` a database, the cache in it;
+            else none), False (none), a database path (a cache of its own) or a
+            ``tracescore.scoring.JudgeCache``. A cached answer costs nothing and is recorded as a
+            judge execution with ``cached=True``.
+        judge_cache_mode: ``"auto"`` caches judges with ``temperature = 0`` in their
+            ``model_settings``; ``"on"`` every judge.
 
     Raises:
         EvalValidationError: the data, scorers, gates or thresholds cannot be run (nothing ran).
@@ -87,6 +98,9 @@ async def run_evals(
         )
     if on_item_complete is not None and not callable(on_item_complete):
         raise EvalValidationError("on_item_complete must be a function (sync or async)")
+    if judge_cache_mode not in ("auto", "on"):
+        raise EvalValidationError(
+            f"judge_cache_mode must be 'auto' or 'on', got {judge_cache_mode!r}")
     options = dict(target_options or {})
     threaded = concurrency > 1
     adapter = (AgentTarget(target, threaded=threaded) if kind == "agent"
@@ -97,6 +111,12 @@ async def run_evals(
     recorder = None
     if sink is not None:
         await sink.open()
+    try:
+        cache = EvalJudgeCache.open(judge_cache, sink)
+    except BaseException:
+        if sink is not None:
+            await sink.aclose()
+        raise
     if sink is not None and experiment is not None:
         try:
             recorder = ExperimentRecorder.build(
@@ -105,6 +125,7 @@ async def run_evals(
                 user_metadata=experiment_metadata)
             await recorder.begin()
         except BaseException:
+            await cache.aclose()
             await sink.aclose()
             raise
     runner = ItemRunner(plan, adapter, target_options=options,
@@ -156,7 +177,9 @@ async def run_evals(
                 recorder.add(outcome)
             bar.advance(errored=outcome.result.error is not None)
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(plan.items)))]
+    with judge_options(cache=cache.cache, cache_mode=judge_cache_mode):  # the workers' context
+        workers = [asyncio.create_task(worker())
+                   for _ in range(min(concurrency, len(plan.items)))]
     failed = True
     try:
         done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
@@ -184,8 +207,11 @@ async def run_evals(
             except Exception as exc:
                 logger.warning("writing experiment %s failed: %s", experiment, exc)
                 store_errors.append(f"experiment: {type(exc).__name__}: {exc}")
-        if sink is not None:
-            await sink.aclose()
+        try:
+            await cache.aclose()
+        finally:
+            if sink is not None:
+                await sink.aclose()
 
     assert numbers is not None
     return EvalResult(

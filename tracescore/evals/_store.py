@@ -12,7 +12,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from tracescore.model import ScorerRunResult
-from tracescore.scoring import execution_rows, step_columns
+from tracescore.scoring import UNPRICED, cost_source_of, execution_rows, step_columns
 
 from ._execute import ItemOutcome, ScorerOutcome
 
@@ -103,6 +103,15 @@ class ScoreSink:
         from tracescore.store import experiment_writer
 
         await self._store.write(experiment_writer(experiment, results))
+
+    def judge_cache(self) -> Any:
+        """The database's judge-call cache (``StoreJudgeCache``), or None when rows go to a
+        server URL (its cache is the server's own; pass ``run_evals(judge_cache=...)``)."""
+        if self._store is None or not callable(getattr(self._store, "write", None)):
+            return None
+        from tracescore.store import StoreJudgeCache
+
+        return StoreJudgeCache(self._store)
 
     async def aclose(self) -> None:
         """Close what ``open`` opened (a Store passed in open is left open)."""
@@ -237,4 +246,8 @@ def _rows(
     }
     judge_rows = execution_rows(result, score_id=score_id, trace_id=run.trace_id,
                                 scorer_id=row["scorer_id"], now=now, to_json=_json)
+    row["cost_source"] = cost_source_of(judge_rows)
+    if row["cost_source"] == UNPRICED:
+        row["judge_cost"] = None  # never a partial sum that reads as the whole cost
+    row["decided_by"] = result.decided_by if result is not None else None
     return row, judge_rows

@@ -26,14 +26,17 @@ from ._defaults import (
 )
 from ._demo import send_agent_traces
 from ._errors import ConfigError
+from ._judging import JudgeCalls, check_judge_prices, unpriced_judges
 from ._monitors import MonitorEntry, Monitors, load_monitors, parse_monitor_entries
 from ._preflight import JudgeProbe, check_judges, probe_judges, start_paused
 from ._pricing import ModelPrice, Pricing, parse_pricing
 from ._registry import RegisteredScorer, Registry, build_scorer, scorer_version, uses_judge
+from ._rescore import rescore
 from ._retry import RetryDecision, RetryPolicy
 from ._rows import PairKey, score_id_for
 from ._sampling import is_sampled, sample_fraction
 from ._scheduler import LiveScheduler
+from ._segments import SpendPacer, paced_factor
 from ._selection import INTERNAL_MARKER
 from ._setup import check_filters, load_live_config
 from ._stats import LiveStats
@@ -49,6 +52,7 @@ __all__ = [
     "AGENT_TOKEN_KINDS",
     "DURATION_BUCKETS_S",
     "INTERNAL_MARKER",
+    "JudgeCalls",
     "JudgeProbe",
     "TARGETS",
     "AgentSpendStats",
@@ -69,11 +73,13 @@ __all__ = [
     "RetryDecision",
     "RetryPolicy",
     "ScorerEntry",
+    "SpendPacer",
     "TotalsMaintainer",
     "answer_relevancy_scorer",
     "backfill",
     "load_monitors",
     "build_scorer",
+    "check_judge_prices",
     "check_judges",
     "check_filters",
     "faithfulness_scorer",
@@ -81,7 +87,9 @@ __all__ = [
     "is_sampled",
     "load_live_config",
     "over_budget_reason",
+    "paced_factor",
     "probe_judges",
+    "rescore",
     "parse_live_settings",
     "parse_monitor_entries",
     "parse_pricing",
@@ -96,6 +104,7 @@ __all__ = [
     "short_text",
     "start_paused",
     "tool_failures_scorer",
+    "unpriced_judges",
     "trajectory_efficiency_scorer",
     "uses_judge",
 ]

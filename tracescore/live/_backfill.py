@@ -203,11 +203,16 @@ FROM scores s JOIN v USING (scorer_id, scorer_version)
 GROUP BY ALL
 """
 SUMMARY_SPEND_SQL = """
-WITH v(scorer_id, scorer_version) AS (VALUES {values})
+WITH v(scorer_id, scorer_version) AS (VALUES {values}),
+d AS (SELECT score_id, scorer_id, scorer_version FROM scoring_decisions
+      UNION ALL
+      SELECT score_id, scorer_id, scorer_version FROM scoring_decision_history)
 SELECT d.scorer_id, sum(coalesce(e.input_tokens, 0)) AS input_tokens,
-       sum(coalesce(e.output_tokens, 0)) AS output_tokens, sum(e.cost_amount) AS cost
+       sum(coalesce(e.output_tokens, 0)) AS output_tokens, sum(e.cost_amount) AS cost,
+       count(*) FILTER (WHERE e.cached) AS cache_hits, sum(e.saved_cost) AS saved,
+       count(*) FILTER (WHERE e.cost_source = 'unpriced') AS unpriced
 FROM judge_executions e
-JOIN scoring_decisions d ON e.score_id = d.score_id
+JOIN d ON e.score_id = d.score_id
 JOIN v ON d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
 GROUP BY ALL
 """
@@ -219,7 +224,10 @@ def scorer_summary(read: Any, scorers: list[dict[str, Any]]) -> list[dict[str, A
     """Add counts, average score and judge spend (current version) to each scorer's status.
 
     ``read(sql, params)`` runs a store read; ``scorers`` are dicts with ``id`` and ``version``
-    (``LiveScheduler.status()`` rows). Pending counts retrying pairs too.
+    (``LiveScheduler.status()`` rows). Pending counts retrying pairs too. Judge spend counts the
+    executions of decisions a rescore replaced too; ``judge_unpriced`` counts executions with
+    no known price (their cost is not in ``judge_cost_usd``), ``judge_cache_hits`` answers
+    from the judge-call cache and ``judge_saved_usd`` what those would have cost.
     """
     if not scorers:
         return []
@@ -241,5 +249,8 @@ def scorer_summary(read: Any, scorers: list[dict[str, Any]]) -> list[dict[str, A
             "judge_input_tokens": int(j.get("input_tokens") or 0),
             "judge_output_tokens": int(j.get("output_tokens") or 0),
             "judge_cost_usd": j.get("cost"),
+            "judge_unpriced": int(j.get("unpriced") or 0),
+            "judge_cache_hits": int(j.get("cache_hits") or 0),
+            "judge_saved_usd": j.get("saved"),
         })
     return out

@@ -84,11 +84,36 @@ class LiveSettings(_Strict):
     judge_api_base: str | None = None
     """Base URL of the judge's provider (``TRACESCORE_JUDGE_API_BASE`` overrides)."""
     budget: BudgetSettings = BudgetSettings()
+    judge_timeout_seconds: float = Field(default=60.0, gt=0)
+    """Longest wait for one judge request; past it the attempt fails with a sentence naming
+    this setting (``[[scorers]] judge_timeout_seconds`` sets one scorer's)."""
+    judge_cache_max_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    """Size of the ``judge_cache`` table's answers (JSON bytes) at most; the oldest go first
+    (0: no judge-call cache)."""
+    judge_cache_max_age_seconds: float = Field(default=30 * 24 * 3600.0, gt=0)
+    """Cached judge answers older than this are not used (and are deleted)."""
 
     @field_validator("judge_model", "judge_api_base")
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+
+class SampleSegment(_Strict):
+    """One ``[[scorers]] sample`` entry: the traces a SQL predicate matches, and their rate."""
+
+    where: str = Field(min_length=1)
+    """A SQL predicate over the ``traces`` table."""
+    rate: float = Field(ge=0, le=1)
+    """Fraction of the matching traces to score (by trace-id hash, like ``sample_rate``)."""
+
+    @field_validator("where")
+    @classmethod
+    def _where_is_one_predicate(cls, value: str) -> str:
+        checked = one_predicate(value)
+        if checked is None:
+            raise ValueError("must be a SQL predicate over the traces table")
+        return checked
 
 
 class ScorerEntry(_Strict):
@@ -112,6 +137,19 @@ class ScorerEntry(_Strict):
     needs_judge: bool = False
     """Enabled only when a judge model is configured; the factory then gets ``model=`` and
     ``api_base=`` (unless ``args`` sets them)."""
+    sample: list[SampleSegment] = Field(default_factory=list)
+    """Sample rates per segment: the first entry whose ``where`` matches a trace gives its rate;
+    a trace no entry matches is sampled at ``sample_rate``."""
+    daily_spend_target_usd: float | None = Field(default=None, gt=0)
+    """Judge spend (USD) this scorer aims at per UTC day: its sample rates are scaled down as
+    the day's spend accrues (never up)."""
+    judge_cache: bool | None = None
+    """Cache this scorer's judge answers: true (every judge), false (never); unset: judges with
+    ``temperature = 0``."""
+    judge_cache_epoch: int = Field(default=0, ge=0)
+    """Part of the cache key: raise it to ask afresh (older answers are not used)."""
+    judge_timeout_seconds: float | None = Field(default=None, gt=0)
+    """This scorer's judge timeout (default ``[live] judge_timeout_seconds``)."""
 
     @field_validator("filter")
     @classmethod

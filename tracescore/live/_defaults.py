@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracescore.model import counted
 from tracescore.scoring import Scorer, create_scorer, not_scorable
 
 
@@ -65,7 +66,7 @@ def trajectory_efficiency_scorer(
 
     def reason(run: Any, results: Any, score: float) -> str:
         found = results.preprocess_step_result
-        parts = [f"{found['total_steps']} steps"]
+        parts = [counted(found["total_steps"], "step")]
         if found["over_step_budget"]:
             parts.append(f"over the budget of {max_steps}")
         if found["over_token_budget"]:

@@ -48,12 +48,14 @@ def classify(
     matches: Mapping[str, Collection[str]],
     horizons: Mapping[tuple[str, str], datetime],
     now: datetime,
+    rates: Mapping[str, Mapping[str, tuple[float, str]]] | None = None,
 ) -> Expansion:
     """Decide what can be decided without loading the traces.
 
     ``decided`` holds (trace id, scorer id, version) already decided; ``matches`` the trace ids
     matching each filtered scorer's filter; ``horizons`` the earliest first arrival each version
-    scores (a missing horizon means no limit).
+    scores (a missing horizon means no limit); ``rates`` per scorer id and trace id the sample
+    rate and why (segments, pacing: ``_segments``), else the scorer's ``sample_rate``.
     """
     out = Expansion()
     for trace in traces:
@@ -71,12 +73,18 @@ def classify(
             elif reg.filter is not None and trace.trace_id not in matches.get(reg.id, ()):
                 out.decisions.append(decision_row(
                     whole, "filtered_out", now=now, last_error=f"filter: {reg.filter}"))
-            elif not is_sampled(trace.trace_id, reg.sample_rate):
+            elif not is_sampled(trace.trace_id, (chosen := _rate(rates, reg, trace.trace_id))[0]):
                 out.decisions.append(decision_row(
-                    whole, "sampled_out", now=now, last_error=f"sample_rate {reg.sample_rate:g}"))
+                    whole, "sampled_out", now=now, last_error=chosen[1]))
             else:
                 out.to_load.setdefault(trace.trace_id, []).append(reg)
     return out
+
+
+def _rate(rates: Mapping[str, Mapping[str, tuple[float, str]]] | None, reg: RegisteredScorer,
+          trace_id: str) -> tuple[float, str]:
+    found = rates.get(reg.id, {}).get(trace_id) if rates else None
+    return found or (reg.sample_rate, f"sample_rate {reg.sample_rate:g}")
 
 
 def expand(

@@ -172,7 +172,9 @@ SELECT monitor_id,
        arg_max(state, created_at) AS state,
        arg_max(value, created_at) AS value,
        max(created_at) AS at,
-       max(created_at) FILTER (WHERE state = 'breached') AS breached_at
+       max(created_at) FILTER (WHERE state = 'breached') AS breached_at,
+       arg_max(error, created_at) FILTER (WHERE error IS NOT NULL) AS delivery_error,
+       max(created_at) FILTER (WHERE error IS NOT NULL) AS delivery_failed_at
 FROM monitor_events GROUP BY monitor_id
 """
 
@@ -190,6 +192,8 @@ class MonitorState:
     last_event: dict[str, Any] | None = None
     last_error: str | None = None
     """The last evaluation error (a bad filter, say), if the last evaluation failed."""
+    last_failed_delivery: dict[str, Any] | None = None
+    """The newest event whose webhook delivery failed: ``{"at", "error"}``."""
 
     def status(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -201,6 +205,7 @@ class MonitorState:
             "samples": self.samples,
             "evaluated_at": _iso(self.evaluated_at),
             "last_event": self.last_event, "last_error": self.last_error,
+            "last_failed_delivery": self.last_failed_delivery,
         }
 
 
@@ -261,6 +266,9 @@ class Monitors:
                 state.last_breach_at = row["breached_at"]
                 state.last_event = {"state": row["state"], "value": row["value"],
                                     "at": _iso(row["at"])}
+                if row["delivery_error"] is not None:
+                    state.last_failed_delivery = {"at": _iso(row["delivery_failed_at"]),
+                                                  "error": row["delivery_error"]}
         self._restored = True
 
     async def _evaluate_one(self, live: Any, state: MonitorState,
@@ -324,6 +332,8 @@ class Monitors:
         message = "; ".join(errors) or None
         if message:
             log.warning("monitor %s: notifying failed: %s", entry.id, message)
+            self.states[event["monitor_id"]].last_failed_delivery = {
+                "at": _iso(event["created_at"]), "error": message}
         try:
             await live.store.write(_record_notification(event["event_id"], notified_at, message))
         except Exception as exc:  # noqa: BLE001 - recorded in the log, never raised

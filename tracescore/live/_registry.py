@@ -8,7 +8,8 @@ directory). The object is a ``Scorer``, or a factory called with ``args`` that r
 catalogue factory given ``model`` and ``api_base`` (``needs_judge``) gets them as one ``Judge``.
 
 The version is a stable hash of what decides the entry's results (use, args, target, filter,
-sample rate): change any of them and the scorer is a new version, scored afresh.
+sample rate and segments) and of the scorer's source (``_code_version``): change any of them,
+or edit the scorer's code, and the scorer is a new version, scored afresh.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ._code_version import code_hash
 from ._config import ScorerEntry
 from ._errors import ConfigError
 
@@ -36,14 +38,18 @@ logger = logging.getLogger(__name__)
 
 
 def scorer_version(
-    *, use: str, args: Mapping[str, Any], target: str, filter: str | None, sample_rate: float
+    *, use: str, args: Mapping[str, Any], target: str, filter: str | None, sample_rate: float,
+    sample: Sequence[tuple[str, float]] = (), code: str = "",
 ) -> str:
-    """A stable 16-hex-digit hash of an entry's config (key order and spacing do not matter)."""
-    canonical = json.dumps(
-        {"use": use, "args": dict(args), "target": target, "filter": filter,
-         "sample_rate": float(sample_rate)},
-        sort_keys=True, separators=(",", ":"), default=repr,
-    )
+    """A stable 16-hex-digit hash of an entry's config (key order and spacing do not matter),
+    its sample segments and the hash of its source (``code``; neither counts when empty)."""
+    fields: dict[str, Any] = {"use": use, "args": dict(args), "target": target,
+                              "filter": filter, "sample_rate": float(sample_rate)}
+    if sample:
+        fields["sample"] = [[where, float(rate)] for where, rate in sample]
+    if code:
+        fields["code"] = code
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
@@ -64,6 +70,15 @@ class RegisteredScorer:
     uses_judge: bool = False
     """True when the scorer calls a judge (subject to the budget)."""
     args: Mapping[str, Any] = field(default_factory=dict)
+    sample: tuple[tuple[str, float], ...] = ()
+    """(SQL predicate over ``traces``, rate) segments; the first match gives a trace's rate."""
+    daily_spend_target_usd: float | None = None
+    """The judge spend per UTC day its rates are paced to (``_segments.SpendPacer``)."""
+    judge_cache: bool | None = None
+    """Cache its judge answers: True always, False never, None at temperature 0."""
+    judge_cache_epoch: int = 0
+    judge_timeout_s: float | None = None
+    """Its judge timeout (None: ``[live] judge_timeout_seconds``)."""
 
 
 class Registry:
@@ -99,13 +114,17 @@ class Registry:
         filter: str | None = None,  # noqa: A002
         enabled: bool = True,
         version: str | None = None,
+        **options: Any,
     ) -> RegisteredScorer:
-        """Add a scorer built in Python; ``version`` defaults to a hash of its id and options."""
+        """Add a scorer built in Python; ``version`` defaults to a hash of its id, options and
+        source. ``options`` are the other ``[[scorers]]`` keys (``sample``,
+        ``daily_spend_target_usd``, ``judge_cache``, ``judge_cache_epoch``,
+        ``judge_timeout_seconds``)."""
         _require_scorer(scorer, what="register()")
         try:
             entry = ScorerEntry.model_validate(
                 {"use": f"python:{scorer.id}", "id": id or scorer.id, "target": target,
-                 "sample_rate": sample_rate, "filter": filter, "enabled": enabled}
+                 "sample_rate": sample_rate, "filter": filter, "enabled": enabled, **options}
             )
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -114,10 +133,13 @@ class Registry:
         item = RegisteredScorer(
             id=entry.id or scorer.id,
             scorer=scorer,
-            version=version or scorer_version(use=entry.use, args={}, target=entry.target,
-                                              filter=entry.filter, sample_rate=entry.sample_rate),
+            version=version or scorer_version(
+                use=entry.use, args={}, target=entry.target, filter=entry.filter,
+                sample_rate=entry.sample_rate, sample=_segments(entry),
+                code=code_hash(scorer.code_objects)),
             use=entry.use, target=entry.target, sample_rate=entry.sample_rate,
             filter=entry.filter, enabled=entry.enabled, uses_judge=uses_judge(scorer),
+            **_running_options(entry),
         )
         return self._add(item, label=f"register({item.id!r})")
 
@@ -145,11 +167,14 @@ class Registry:
                 disabled_reason = (
                     "needs a judge model: set TRACESCORE_JUDGE_MODEL (or [live] judge_model)"
                 )
-        version = scorer_version(use=entry.use, args=args, target=entry.target,
-                                 filter=entry.filter, sample_rate=entry.sample_rate)
         scorer: Scorer[Any, Any] | None = None
+        code = ""
         if disabled_reason is None:
             scorer = build_scorer(entry.use, args, base_dir=base_dir, where=where)
+            code = code_hash([*scorer.code_objects, _named_object(entry.use, base_dir)])
+        version = scorer_version(use=entry.use, args=args, target=entry.target,
+                                 filter=entry.filter, sample_rate=entry.sample_rate,
+                                 sample=_segments(entry), code=code)
         # A disabled entry without an id: a catalogue id names it; an import path is built once
         # to learn the scorer's own id (never scheduled).
         scorer_id = entry.id or (
@@ -162,7 +187,7 @@ class Registry:
             sample_rate=entry.sample_rate, filter=entry.filter,
             enabled=disabled_reason is None, disabled_reason=disabled_reason,
             uses_judge=uses_judge(scorer) if scorer is not None else entry.needs_judge,
-            args=args,
+            args=args, **_running_options(entry),
         )
         return self._add(item, label=where)
 
@@ -193,6 +218,26 @@ class Registry:
         return item
 
 
+def _segments(entry: ScorerEntry) -> tuple[tuple[str, float], ...]:
+    return tuple((segment.where, segment.rate) for segment in entry.sample)
+
+
+def _running_options(entry: ScorerEntry) -> dict[str, Any]:
+    """The ``RegisteredScorer`` fields of an entry that shape its runs, not its version."""
+    return {"sample": _segments(entry), "daily_spend_target_usd": entry.daily_spend_target_usd,
+            "judge_cache": entry.judge_cache, "judge_cache_epoch": entry.judge_cache_epoch,
+            "judge_timeout_s": entry.judge_timeout_seconds}
+
+
+def _named_object(use: str, base_dir: Path | None) -> Any:
+    """What ``use`` names (a factory, a Scorer's module), for the code hash; None for a
+    catalogue id or ``python:`` (their code is the scorer's own functions)."""
+    if catalogue_factory(use) is not None or use.startswith("python:"):
+        return None
+    obj = load_object(use, base_dir=base_dir)
+    return None if isinstance(obj, _scorer_class()) else obj
+
+
 DISABLED_JUDGE_MODEL = "judge-model-not-set"
 """The ``model`` a disabled judge entry is built with to learn its id (no call is made)."""
 
@@ -219,7 +264,7 @@ def _require_scorer(obj: object, *, what: str) -> None:
 
 def uses_judge(scorer: Scorer[Any, Any]) -> bool:
     """True when the scorer has a judge or a prompt step (it spends judge tokens)."""
-    if getattr(scorer, "judge", None) is not None:
+    if getattr(scorer, "judge", None) is not None or getattr(scorer, "judges", None):
         return True
     steps = getattr(scorer, "_steps", None) or {}
     return any(getattr(spec, "kind", None) == "prompt" for spec in steps.values())
@@ -247,6 +292,8 @@ def build_scorer(
         raise ConfigError(
             f"{where}: key 'use': {use!r} is a {type(obj).__name__}, not a Scorer or a factory"
         )
+    args = {name: _nested_scorer(value, base_dir=base_dir, where=f"{where}, args.{name}")
+            for name, value in args.items()}
     try:
         built = obj(**args)
     except TypeError as exc:
@@ -261,6 +308,17 @@ def build_scorer(
             "not a Scorer"
         )
     return built
+
+
+def _nested_scorer(value: Any, *, base_dir: Path | None, where: str) -> Any:
+    """A factory argument written as a scorer entry (``{ use = "...", args = {...} }``, e.g. a
+    cascade's ``cheap`` and ``expensive``) built into that Scorer; other values as they are."""
+    if not isinstance(value, Mapping) or "use" not in value or not set(value) <= {"use", "args"}:
+        return value
+    inner_args = value.get("args") or {}
+    if not isinstance(value["use"], str) or not isinstance(inner_args, Mapping):
+        raise ConfigError(f"{where}: a scorer entry is {{ use = \"...\", args = {{...}} }}")
+    return build_scorer(value["use"], inner_args, base_dir=base_dir, where=where)
 
 
 def catalogue_factory(use: str) -> Any:

@@ -21,8 +21,8 @@ import orjson
 from pydantic import BaseModel
 
 from tracescore.model import ScorerRunResult
+from tracescore.scoring import UNPRICED, cost_source_of, step_columns
 from tracescore.scoring import execution_rows as _execution_rows
-from tracescore.scoring import step_columns
 
 _SCORE_NAMESPACE = uuid.UUID("6f1c8a52-3d0b-4f57-9a4e-2b7f0f0d5c11")
 _NAMESPACE_BYTES = _SCORE_NAMESPACE.bytes
@@ -83,11 +83,22 @@ class PairKey:
     scorer_version: str
     session_id: str | None = field(default=None, compare=False)
     """The conversation a session decision is about (None for trace pairs)."""
+    rescored_as: str | None = field(default=None, compare=False)
+    """The score id a rescore gave the pair (its decision row's ``score_id``); None: the pair's
+    own stable id."""
 
     @property
     def score_id(self) -> str:
-        """The stable score id of this pair."""
-        return score_id_for(self.trace_id, self.span_id, self.scorer_id, self.scorer_version)
+        """The score id of this pair's current attempt: stable (uuid5 of the pair), or the one a
+        rescore gave it."""
+        return self.rescored_as or score_id_for(self.trace_id, self.span_id, self.scorer_id,
+                                                self.scorer_version)
+
+
+def rescore_id(old_score_id: str) -> str:
+    """The score id of a pair's new attempt after a rescore of the attempt ``old_score_id``
+    (uuid5 of it: the same rescore asked twice gives the same id)."""
+    return str(uuid.uuid5(_SCORE_NAMESPACE, f"rescore/{old_score_id}"))
 
 
 def decision_row(
@@ -142,16 +153,20 @@ class SpendTotals:
     cached_input_tokens: int = 0
     cost: float | None = None
     executions: int = 0
+    sources: frozenset[str] = frozenset()
+    """The executions' ``cost_source`` values (``unpriced`` among them: no price known)."""
 
     @classmethod
     def of(cls, rows: Iterable[dict[str, Any]]) -> SpendTotals:
         """Sum ``judge_executions`` rows."""
         totals = cls()
         for row in rows:
+            source = row.get("cost_source")
             totals = totals + cls(
                 row.get("input_tokens") or 0, row.get("output_tokens") or 0,
                 row.get("total_tokens") or 0, row.get("reasoning_tokens") or 0,
                 row.get("cached_input_tokens") or 0, row.get("cost_amount"), 1,
+                frozenset((source,)) if source else frozenset(),
             )
         return totals
 
@@ -163,8 +178,13 @@ class SpendTotals:
             self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
             self.total_tokens + other.total_tokens, self.reasoning_tokens + other.reasoning_tokens,
             self.cached_input_tokens + other.cached_input_tokens, cost,
-            self.executions + other.executions,
+            self.executions + other.executions, self.sources | other.sources,
         )
+
+    @property
+    def cost_source(self) -> str | None:
+        """The ``scores.cost_source`` of these executions (``cost_source_of``)."""
+        return cost_source_of([{"cost_source": source} for source in self.sources])
 
 
 def score_row(
@@ -216,8 +236,10 @@ def score_row(
         "judge_total_tokens": spend.total_tokens if spend.executions else None,
         "judge_reasoning_tokens": spend.reasoning_tokens if spend.executions else None,
         "judge_cached_input_tokens": spend.cached_input_tokens if spend.executions else None,
-        "judge_cost": spend.cost,
+        "judge_cost": None if spend.cost_source == UNPRICED else spend.cost,
         "session_id": key.session_id,
+        "cost_source": spend.cost_source,
+        "decided_by": r.decided_by if r is not None else None,
     }
 
 

@@ -22,6 +22,7 @@ commits with the trace's other decisions, before the tick scans again (see ``_in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -33,10 +34,13 @@ from ._control import RunControl
 from ._errors import ConfigError
 from ._expand import Expansion, classify, expand
 from ._inline import inline_writer, runs_inline, score_inline
+from ._judging import JudgeCalls, check_judge_prices, judge_price
 from ._monitors import Monitors
+from ._pricing import Pricing
 from ._registry import RegisteredScorer, Registry
 from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
+from ._segments import SpendPacer, count_offered, refresh_pacing, sample_rates
 from ._selection import (
     VERSION_STARTS_SQL,
     OpenTrace,
@@ -84,6 +88,7 @@ class LiveScheduler:
         settings: LiveSettings | None = None,
         *,
         monitors: Monitors | None = None,
+        pricing: Pricing | None = None,
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
@@ -119,6 +124,12 @@ class LiveScheduler:
         self._tick_task: asyncio.Task[None] | None = None
         self._more = False
         self._judge_warmup: asyncio.Future[Any] | None = None
+        self.pricing = pricing or Pricing()
+        self.judge_price = judge_price(self.pricing) if self.pricing.overrides else None
+        """``[pricing]`` for judges (None without overrides: litellm's map alone)."""
+        self.judge_calls = JudgeCalls()
+        self._judge_cache: Any = None
+        self.pacer = SpendPacer()
 
     # helpers the worker uses -----------------------------------------------------------------
 
@@ -168,6 +179,18 @@ class LiveScheduler:
         return first if isinstance(first, datetime) and first < default else default
 
     @property
+    def judge_cache(self) -> Any:
+        """The judge-call cache in this store's ``judge_cache`` table (``StoreJudgeCache``), or
+        None with ``[live] judge_cache_max_bytes = 0``."""
+        if self._judge_cache is None and self.settings.judge_cache_max_bytes > 0:
+            from tracescore.store import StoreJudgeCache
+
+            self._judge_cache = StoreJudgeCache(
+                self.store, max_bytes=self.settings.judge_cache_max_bytes,
+                max_age_s=self.settings.judge_cache_max_age_seconds)
+        return self._judge_cache
+
+    @property
     def paused(self) -> dict[str, str]:
         """Scorers paused by an authentication error, with the reason."""
         return self.control.paused
@@ -182,7 +205,7 @@ class LiveScheduler:
         """Add a scorer from Python (``Registry.register`` options); it starts with the next
         tick."""
         item = self.registry.register(scorer, **options)
-        if item.filter is not None and self._prepared:
+        if self._prepared:
             self._check_filter(item)
         self._horizons[(item.id, item.version)] = self.now() - timedelta(
             seconds=self.settings.lookback_seconds)
@@ -196,6 +219,7 @@ class LiveScheduler:
     def _prepare_sync(self) -> None:
         for reg in self.registry.enabled():
             self._check_filter(reg)
+        check_judge_prices(self.registry, self.settings, self.pricing)
         starts = {(r["scorer_id"], r["scorer_version"]): r["first_decided"]
                   for r in self.store.read(VERSION_STARTS_SQL)}
         lookback = timedelta(seconds=self.settings.lookback_seconds)
@@ -206,15 +230,15 @@ class LiveScheduler:
         self._prepared = True
 
     def _check_filter(self, reg: RegisteredScorer) -> None:
-        if reg.filter is None:
-            return
-        try:
-            self.store.read(filter_check_query(reg.filter))
-        except Exception as exc:
-            raise ConfigError(
-                f"scorer {reg.id!r}: key 'filter': {reg.filter!r} is not a valid SQL predicate "
-                f"over the traces table: {str(exc).splitlines()[0]}"
-            ) from None
+        checks = [("filter", reg.filter)] if reg.filter is not None else []
+        checks += [(f"sample #{n}.where", where) for n, (where, _) in enumerate(reg.sample, 1)]
+        for key, predicate in checks:
+            try:
+                self.store.read(filter_check_query(predicate))
+            except Exception as exc:
+                raise ConfigError(
+                    f"scorer {reg.id!r}: key {key!r}: {predicate!r} is not a valid SQL "
+                    f"predicate over the traces table: {str(exc).splitlines()[0]}") from None
 
     async def start(self) -> None:
         """Prepare, then run ``tick`` every ``interval_seconds`` (first tick at once)."""
@@ -250,6 +274,8 @@ class LiveScheduler:
             await asyncio.gather(self._tick_task, return_exceptions=True)  # let its reads end
         await self.drain(timeout_s=timeout_s)
         await self.monitors.drain()
+        if self._judge_cache is not None:
+            await self._judge_cache.flush()
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
         """Wait for the runs in flight and for ticks they started (cancel the runs still going
@@ -339,6 +365,7 @@ class LiveScheduler:
             [row] = await self.read(*usage_query(now))
             self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
                                                  int(row["tokens_hour"])))
+        await refresh_pacing(self, enabled, now)
         per_trace = [r for r in enabled if not is_session_scorer(r)]
         per_session = [r for r in enabled if is_session_scorer(r)]
         if per_trace:
@@ -416,8 +443,12 @@ class LiveScheduler:
             if reg.filter is not None:
                 found = await self.read(*filter_query(reg.filter, ids))
                 matches[reg.id] = {r["trace_id"] for r in found}
-        return classify(traces, scorers, decided=decided, matches=matches,
-                        horizons=self._horizons if horizons is None else horizons, now=now)
+        rates, bases = await sample_rates(self, ids, scorers, now)
+        out = classify(traces, scorers, decided=decided, matches=matches,
+                       horizons=self._horizons if horizons is None else horizons, now=now,
+                       rates=rates)
+        count_offered(self, out, bases, scorers, now)
+        return out
 
     async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
                      now: datetime,
@@ -582,6 +613,8 @@ class LiveScheduler:
         for row in rows:
             key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"],
                           session_id=row["session_id"])
+            if row["score_id"] and row["score_id"] != key.score_id:
+                key = dataclasses.replace(key, rescored_as=row["score_id"])
             if key in self._inflight or key in stale or capacity <= 0:
                 continue
             item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])
@@ -657,9 +690,14 @@ class LiveScheduler:
                 state, note = "rate_limited", f"until {self.control.cooldown[reg.id]:%H:%M:%S}Z"
             elif reg.uses_judge and (reason := self.budget.exceeded()):
                 state, note = "over_budget", reason
+            calls, oldest = self.judge_calls.status(reg.id)
             out.append({"id": reg.id, "version": reg.version, "use": reg.use,
                         "target": reg.target, "sample_rate": reg.sample_rate,
                         "filter": reg.filter, "uses_judge": reg.uses_judge,
-                        "state": state, "note": note})
+                        "state": state, "note": note, "judge_calls_in_flight": calls,
+                        "oldest_judge_call_seconds": oldest,
+                        "judge_timeout_seconds": (reg.judge_timeout_s
+                                                  or self.settings.judge_timeout_seconds)
+                        if reg.uses_judge else None})
         return out
 

@@ -127,7 +127,7 @@ def due_query(
     sql = f"""
 WITH versions(scorer_id, scorer_version) AS (VALUES {values})
 SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
-       d.created_at, d.next_attempt_at, d.session_id
+       d.created_at, d.next_attempt_at, d.session_id, d.score_id
 FROM scoring_decisions d
 JOIN versions v ON d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
 WHERE d.decision IN ('pending', 'retrying', 'over_budget')

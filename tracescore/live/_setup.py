@@ -49,7 +49,7 @@ def load_live_config(
 
 def check_filters(registry: Registry, *, source: str = "the config file") -> None:
     """Run every enabled scorer's filter once (``LIMIT 0``) over an empty ``traces`` view."""
-    filtered = [reg for reg in registry.enabled() if reg.filter is not None]
+    filtered = [reg for reg in registry.enabled() if reg.filter is not None or reg.sample]
     if not filtered:
         return
     import duckdb
@@ -62,13 +62,15 @@ def check_filters(registry: Registry, *, source: str = "the config file") -> Non
             for statement in statements():
                 conn.execute(statement)
         for reg in filtered:
-            assert reg.filter is not None
-            try:
-                conn.execute(filter_check_query(reg.filter))
-            except duckdb.Error as exc:
-                raise ConfigError(
-                    f"[[scorers]] id {reg.id!r} in {source}: key 'filter': {reg.filter!r} is not "
-                    f"a valid SQL predicate over the traces table: {str(exc).splitlines()[0]}"
-                ) from None
+            checks = [("filter", reg.filter)] if reg.filter is not None else []
+            checks += [(f"sample #{n}.where", where) for n, (where, _) in enumerate(reg.sample, 1)]
+            for key, predicate in checks:
+                try:
+                    conn.execute(filter_check_query(predicate))
+                except duckdb.Error as exc:
+                    raise ConfigError(
+                        f"[[scorers]] id {reg.id!r} in {source}: key {key!r}: {predicate!r} is "
+                        f"not a valid SQL predicate over the traces table: "
+                        f"{str(exc).splitlines()[0]}") from None
     finally:
         conn.close()

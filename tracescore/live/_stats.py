@@ -18,6 +18,10 @@ class LiveStats:
     """(scorer id, "input" | "output") → judge tokens spent, failed attempts included."""
     judge_cost_usd_total: dict[str, float] = field(default_factory=dict)
     """scorer id → judge cost in USD, failed attempts included."""
+    judge_cache_hits_total: Counter[str] = field(default_factory=Counter)
+    """scorer id → judge answers taken from the judge-call cache."""
+    judge_saved_usd_total: dict[str, float] = field(default_factory=dict)
+    """scorer id → what the cached answers cost when they were first asked (USD)."""
     decisions_total: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(scorer id, decision) → decision rows written."""
     traces_waiting: int = 0
@@ -37,3 +41,7 @@ class LiveStats:
             if row.get("cost_amount") is not None:
                 cost = self.judge_cost_usd_total.get(scorer_id, 0.0) + float(row["cost_amount"])
                 self.judge_cost_usd_total[scorer_id] = cost
+            if row.get("cached"):
+                self.judge_cache_hits_total[scorer_id] += 1
+                saved = self.judge_saved_usd_total.get(scorer_id, 0.0)
+                self.judge_saved_usd_total[scorer_id] = saved + float(row.get("saved_cost") or 0)

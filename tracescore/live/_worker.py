@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ._judging import run_options
 from ._registry import RegisteredScorer
+from ._review import hand_off
 from ._rows import (
     PairKey,
     SpendTotals,
@@ -39,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 PRIOR_SPEND_SQL = """
 SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
-       cost_amount
+       cost_amount, cost_source
 FROM judge_executions WHERE score_id = ? AND NOT list_contains(?::VARCHAR[], execution_id)
 """
 
@@ -67,6 +69,8 @@ class Outcome:
     """The ``scores.status`` written, when the pair ended with a score row."""
     recorder: SpendRecorder | None = None
     """The run's judge-execution recorder (its early writes may still be queued)."""
+    result: Any = None
+    """The run's ``ScorerRunResult`` when it ended with a score row."""
 
 
 async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
@@ -93,6 +97,8 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
     live.stats.decisions_total[(reg.id, outcome.decision)] += 1
     if outcome.status is not None:
         live.stats.scores_total[(reg.id, outcome.status)] += 1
+    if outcome.result is not None and outcome.result.decided_by is not None:
+        await hand_off(live, reg, item.key, outcome.result)  # a cascade's unsure item
     return outcome.decision
 
 
@@ -124,17 +130,18 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         return Outcome("failed", decisions=[decision_row(
             key, "failed", now=live.now(), attempts=item.attempts + 1,
             last_error=f"could not build the scorer input: {short_error(exc)}",
-            created_at=item.created_at)])
+            score_id=key.score_id, created_at=item.created_at)])
 
-    from tracescore.scoring import observe_judge_executions
+    from tracescore.scoring import judge_options, observe_judge_executions
 
     started = time.perf_counter()
     result = None
     failure: BaseException | None = None
     recorder = SpendRecorder(live, key, scorer_id=reg.id, attempts=item.attempts,
                              created_at=item.created_at)
+    options = run_options(live, reg) if reg.uses_judge else {}
     try:
-        with observe_judge_executions(recorder):
+        with observe_judge_executions(recorder), judge_options(**options):
             result = await reg.scorer.run(
                 run, run_id=key.score_id,
                 request_context={**(run.request_context or {}), "trace_id": key.trace_id,
@@ -195,7 +202,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         metadata={"attempts": attempts, "target": reg.target})
     row = decision_row(key, decision, now=now, attempts=attempts, last_error=last_error,
                        score_id=key.score_id, created_at=item.created_at)
-    return Outcome(decision, [score], executions, [row], status, recorder)
+    return Outcome(decision, [score], executions, [row], status, recorder, snapshot)
 
 
 def _retry(

@@ -58,6 +58,7 @@ from ._trajectory import (
     WorkflowStepStep,
     WorkflowWaitEventStep,
 )
+from ._words import counted
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -101,6 +102,7 @@ __all__ = [
     "WorkflowSleepStep",
     "WorkflowStepStep",
     "WorkflowWaitEventStep",
+    "counted",
     "get_assistant_message",
     "get_assistant_messages",
     "get_system_messages",

@@ -39,6 +39,8 @@ class JudgeCost(Model):
     amount: float
     unit: Literal["USD"] = "USD"
     source: str = "litellm"
+    """Where the price came from: ``litellm`` (its price map), ``config`` (``[pricing]``) or
+    ``cache`` (an answer from the judge-call cache, 0)."""
 
 
 class JudgeError(Model):
@@ -67,6 +69,18 @@ class JudgeExecution(Model):
     cost: JudgeCost | None = None
     finish_reason: str | None = None
     error: JudgeError | None = None
+    cached: bool = False
+    """True when the answer came from the judge-call cache: no request was sent, cost 0."""
+    saved_cost: float | None = None
+    """For a cached answer, what the original call cost in USD (None when it was unpriced)."""
+    confidence: float | None = None
+    """The reply's confidence from its token log-probabilities (the probability of its least
+    likely token), when they were asked for and the provider gave them."""
+
+    @property
+    def unpriced(self) -> bool:
+        """True when the provider answered but no price is known for the judge's model."""
+        return not self.cached and self.cost is None and self.model_call_count > 0
 
 
 class StepJudge(Model):
@@ -116,6 +130,9 @@ class ScorerRunResult(Model):
     ground_truth: Any = None
     expected_trajectory: Any = None
     request_context: dict[str, Any] | None = None
+    decided_by: str | None = None
+    """Which judge decided the score, for scorers that choose between judges (a cascade:
+    ``cheap`` or ``expensive``); None otherwise."""
 
     def judge_usage(self) -> JudgeUsage:
         """Total token usage of every judge execution of the run."""

@@ -13,6 +13,7 @@ from . import checks
 from ._answer_relevancy import create_answer_relevancy_scorer
 from ._answer_similarity import create_answer_similarity_scorer
 from ._bias import create_bias_scorer
+from ._cascade import CascadeScorer, confidence_of, create_cascade_scorer
 from ._catalogue import CATALOGUE, LOWER_IS_BETTER
 from ._checks_trajectory import (
     analyze_tool_failures,
@@ -72,6 +73,9 @@ __all__ = [
     "create_answer_relevancy_scorer",
     "create_answer_similarity_scorer",
     "create_bias_scorer",
+    "create_cascade_scorer",
+    "CascadeScorer",
+    "confidence_of",
     "create_completeness_scorer",
     "create_content_similarity_scorer",
     "create_context_precision_scorer",

@@ -16,6 +16,7 @@ from . import checks
 from ._answer_relevancy import create_answer_relevancy_scorer
 from ._answer_similarity import create_answer_similarity_scorer
 from ._bias import create_bias_scorer
+from ._cascade import create_cascade_scorer
 from ._completeness import create_completeness_scorer
 from ._content_similarity import create_content_similarity_scorer
 from ._context_precision import create_context_precision_scorer
@@ -50,6 +51,7 @@ CATALOGUE: dict[str, Factory] = {
     "answer-relevancy-scorer": create_answer_relevancy_scorer,
     "answer-similarity-scorer": create_answer_similarity_scorer,
     "bias-scorer": create_bias_scorer,
+    "cascade": create_cascade_scorer,
     "check-called-tool": checks.called_tool,
     "check-did-not-call": checks.did_not_call,
     "check-equals": checks.equals,

@@ -6,7 +6,9 @@
     ├── ScorerDefinitionError           a scorer built wrongly (missing id, bad step, no judge)
     │   └── PipelineIncompleteError     also a ScorerRunError: found when a run starts
     ├── ScorerRunError                  a step of a scorer run failed; carries the snapshot
-    └── JudgeOutputError                the judge gave no valid answer (a ScorerRunError cause)
+    ├── JudgeOutputError                the judge gave no valid answer (a ScorerRunError cause)
+    └── JudgeTimeoutError               the judge did not answer within its timeout (also a
+                                        TimeoutError: transient, retried)
 """
 
 from __future__ import annotations
@@ -32,6 +34,23 @@ class JudgeOutputError(TracescoreError):
     def __init__(self, message: str, *, raw_output: str | None = None) -> None:
         super().__init__(message)
         self.raw_output = raw_output
+
+
+class JudgeTimeoutError(TracescoreError, TimeoutError):
+    """A judge request did not answer within the timeout of ``judge_options``; the message
+    names the setting it came from."""
+
+    code = "judge_timeout"
+
+    @classmethod
+    def after(cls, *, model: str | None, api_base: str | None, timeout_s: float,
+              setting: str | None) -> JudgeTimeoutError:
+        """The error of a request to ``model`` that waited ``timeout_s`` (from ``setting``)."""
+        where = f" at {api_base}" if api_base else ""
+        named = setting or f"a judge timeout of {timeout_s:g} s"
+        return cls(f"the judge {model}{where} did not answer within {timeout_s:g} s "
+                   f"({named}); raise that setting if the judge is only slow, else check the "
+                   "judge")
 
 
 def _error_code(exc: BaseException) -> str | int | None:

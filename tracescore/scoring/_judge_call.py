@@ -6,8 +6,13 @@ Requests to a plain OpenAI model go through one shared HTTP session instead of
 
 Every request sent for the step counts in ``attempt_count`` (retries and the structured-output
 fallback included); litellm's and the OpenAI client's own retries are off so nothing is sent
-uncounted. Usage is summed over the requests that returned; cost comes from litellm's price map
-when it knows the model and is left out otherwise.
+uncounted. Usage is summed over the requests that returned; cost comes from the price function
+of ``judge_options`` (``[pricing]``) when it knows the model, else from litellm's price map, and
+is left out otherwise (the row then says ``unpriced``).
+
+``judge_options`` (``_options``) also brings the cache (a step's answer is looked up before any
+request and stored after a valid one, ``_cache``), the timeout of each request (past it the
+attempt fails with ``JudgeTimeoutError`` naming the setting) and the in-flight tracker.
 """
 
 from __future__ import annotations
@@ -22,9 +27,18 @@ from typing import Any, Literal
 
 from tracescore.model import JudgeCost, JudgeError, JudgeExecution, JudgeUsage
 
+from ._cache import (
+    cache_key,
+    cached_answer,
+    caches,
+    logprob_confidence,
+    remember_answer,
+    wait_or_claim,
+)
 from ._direct import direct_completion, direct_cost, direct_route
-from ._errors import JudgeOutputError, _error_code
+from ._errors import JudgeOutputError, JudgeTimeoutError, _error_code
 from ._judge import Judge
+from ._options import JudgeOptions, current_judge_options
 from ._retry import decide_retry, error_kind
 from ._steps import StepCallable
 from ._structured import (
@@ -176,7 +190,9 @@ class _StepCall:
     def __init__(self, judge: Judge, *, step: str, top_logprobs: int | None = None) -> None:
         self.judge = judge
         self.step = step
+        self.options = current_judge_options()
         self.top_logprobs = top_logprobs
+        self.wants_logprobs = top_logprobs is not None or self.options.logprobs
         self.logprobs: list[dict[str, Any]] | None = None
         self.litellm = load_litellm()
         self.attempts = 0
@@ -200,9 +216,38 @@ class _StepCall:
             kwargs["timeout"] = judge.timeout_s
         if fmt is not None:
             kwargs["response_format"] = fmt
-        if self.top_logprobs is not None and supports_logprobs(judge.model or ""):
-            kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
+        if self.wants_logprobs and supports_logprobs(judge.model or ""):
+            kwargs["logprobs"] = True
+            if self.top_logprobs is not None:
+                kwargs["top_logprobs"] = self.top_logprobs
         return kwargs
+
+    async def _send(self, kwargs: dict[str, Any]) -> Any:
+        """One request to the provider, within the options' timeout, told to the tracker."""
+        route = direct_route(self.judge, kwargs)
+        options = self.options
+        token = options.tracker.started() if options.tracker is not None else None
+        try:
+            if options.timeout_s is None:
+                return route, await self._post(route, kwargs)
+            deadline = asyncio.timeout(options.timeout_s)
+            try:
+                async with deadline:
+                    return route, await self._post(route, kwargs)
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                raise JudgeTimeoutError.after(
+                    model=self.judge.model, api_base=self.judge.api_base,
+                    timeout_s=options.timeout_s, setting=options.timeout_setting) from None
+        finally:
+            if options.tracker is not None:
+                options.tracker.finished(token)
+
+    async def _post(self, route: Any, kwargs: dict[str, Any]) -> Any:
+        if route is None:
+            return await self.litellm.acompletion(**kwargs)
+        return await direct_completion(route, kwargs)
 
     async def request(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> str:
         """Send one logical request (retrying as the error processors say); return its text."""
@@ -214,12 +259,8 @@ class _StepCall:
         while True:
             self.attempts += 1
             kwargs = self._kwargs(messages, fmt)
-            route = direct_route(self.judge, kwargs)
             try:
-                if route is None:
-                    response = await self.litellm.acompletion(**kwargs)
-                else:
-                    response = await direct_completion(route, kwargs)
+                route, response = await self._send(kwargs)
             except Exception as exc:
                 wait_s = None
                 if self.judge.error_processors and self.retries < limit:
@@ -243,7 +284,7 @@ class _StepCall:
             text = _field(message, "content")
             self.finish_reason = _field(choice, "finish_reason")
             self.raw_output = text if isinstance(text, str) else None
-            if self.top_logprobs is not None:
+            if self.wants_logprobs:
                 self.logprobs = token_logprobs(choice)
             text = text if isinstance(text, str) else ""
             for processor in self.judge.output_processors:
@@ -262,6 +303,11 @@ class _StepCall:
         error: BaseException | None = None,
     ) -> JudgeExecution:
         model_id, provider = _provider_of(self.judge.model or "", self.judge.api_base)
+        cost = JudgeCost(amount=self.cost) if self.cost is not None else None
+        if self.options.price is not None and self.model_calls:
+            found = self.options.price(self.judge.model or "", provider, self.usage)
+            if found is not None:
+                cost = JudgeCost(amount=found[0], source=found[1])
         return JudgeExecution(
             status=status,
             prompt=prompt,
@@ -273,10 +319,11 @@ class _StepCall:
             output=output,
             raw_output=self.raw_output,
             usage=self.usage,
-            cost=JudgeCost(amount=self.cost) if self.cost is not None else None,
+            cost=cost,
             finish_reason=self.finish_reason,
             error=None if error is None else JudgeError(
                 name=type(error).__name__, message=str(error)[:2000], code=_error_code(error)),
+            confidence=logprob_confidence(self.logprobs),
         )
 
 
@@ -329,6 +376,29 @@ async def call_judge_logprobs(
         # The first import takes seconds: keep the event loop free meanwhile.
         await asyncio.to_thread(load_litellm)
     started = time.perf_counter()
+    options = current_judge_options()
+    key = _cache_key(judge, options, prompt=prompt, schema=schema, top_logprobs=top_logprobs)
+    release = None
+    if key is not None:
+        model_id, provider = _provider_of(judge.model or "", judge.api_base)
+        while release is None:  # the same question being asked now: wait for its answer
+            hit = await cached_answer(options, key, prompt=prompt, schema=schema,
+                                      model_id=model_id, provider=provider, started=started)
+            if hit is not None:
+                return hit
+            release = await wait_or_claim(options.cache, key)
+    try:
+        return await _ask(judge, prompt=prompt, schema=schema, step=step,
+                          top_logprobs=top_logprobs, started=started, options=options, key=key)
+    finally:
+        if release is not None:
+            release()
+
+
+async def _ask(judge: Judge, *, prompt: str, schema: OutputSchema | None, step: str,
+               top_logprobs: int | None, started: float, options: JudgeOptions,
+               key: str | None) -> tuple[Any, JudgeExecution, list[dict[str, Any]] | None]:
+    """Send the step's requests; store a valid answer under ``key``."""
     call = _StepCall(judge, step=step, top_logprobs=top_logprobs)
     try:
         if schema is None:
@@ -340,7 +410,22 @@ async def call_judge_logprobs(
         execution = call.execution(status="failed", prompt=prompt, started=started, error=exc)
         raise JudgeCallFailed(execution, exc) from exc
     execution = call.execution(status="success", prompt=prompt, started=started, output=output)
+    if key is not None:
+        await remember_answer(options, key, judge.model, execution, call.logprobs)
     return output, execution, call.logprobs
+
+
+def _cache_key(judge: Judge, options: JudgeOptions, *, prompt: str,
+               schema: OutputSchema | None, top_logprobs: int | None) -> str | None:
+    """The step's cache key, or None when its answers are not cached here."""
+    if options.cache is None or not caches(judge, options.cache_mode):
+        return None
+    native, inject = _structured_plan(judge) if schema is not None else (False, "inline")
+    first = _messages(judge, prompt, schema, None if native or schema is None else inject)
+    return cache_key(judge, messages=first,
+                     schema=schema.json_schema if schema is not None else None, native=native,
+                     logprobs=top_logprobs if top_logprobs is not None else options.logprobs,
+                     epoch=options.cache_epoch)
 
 
 async def _structured(call: _StepCall, judge: Judge, prompt: str, schema: OutputSchema) -> Any:

@@ -50,4 +50,24 @@ def notify_execution(step: str, execution: JudgeExecution) -> None:
         logger.exception("a judge execution observer failed on step %s; ignored", step)
 
 
-__all__ = ["ExecutionObserver", "notify_execution", "observe_judge_executions"]
+@contextlib.contextmanager
+def relay_judge_executions(prefix: str) -> Iterator[None]:
+    """Inside the block, the judge executions of a scorer run inside another scorer's step
+    reach the outer observer under ``prefix + step`` (a cascade's ``cheap.generate_score``)."""
+    outer = _observer.get()
+    if outer is None:
+        yield
+        return
+
+    def relay(step: str, execution: JudgeExecution) -> None:
+        outer(prefix + step, execution)
+
+    token = _observer.set(relay)
+    try:
+        yield
+    finally:
+        _observer.reset(token)
+
+
+__all__ = ["ExecutionObserver", "notify_execution", "observe_judge_executions",
+           "relay_judge_executions"]

@@ -9,6 +9,9 @@ from typing import Any
 
 from tracescore.model import JudgeExecution, ScorerRunResult, new_run_id
 
+UNPRICED = "unpriced"
+"""``cost_source`` of a judge execution (and a score) whose judge model has no known price."""
+
 JsonFn = Callable[[Any], Any]
 """Turns a value that may hold pydantic models into plain JSON-ready values."""
 
@@ -83,9 +86,25 @@ def execution_row(
         "cache_creation_input_tokens": u.cache_creation_input_tokens if u else None,
         "cost_amount": c.amount if c else None,
         "cost_unit": c.unit if c else None,
-        "cost_source": c.source if c else None,
+        "cost_source": c.source if c else (UNPRICED if ex.unpriced else None),
         "error_name": e.name if e else None,
         "error_message": e.message if e else None,
         "error_code": str(e.code) if e and e.code is not None else None,
         "created_at": now,
+        "cached": ex.cached,
+        "saved_cost": ex.saved_cost,
     }
+
+
+def cost_source_of(executions: list[dict[str, Any]]) -> str | None:
+    """The ``scores.cost_source`` of a run's ``judge_executions`` rows: ``unpriced`` when one
+    that reached the provider has no price (its ``judge_cost`` is then NULL, never a partial
+    sum), ``cache`` when every answer came from the cache, else where the prices came from
+    (``litellm``, ``config``, or both joined by ``+``); None without executions."""
+    sources = {row.get("cost_source") for row in executions}
+    if UNPRICED in sources:
+        return UNPRICED
+    named = sorted(source for source in sources if source)
+    if len(named) > 1 and "cache" in named:
+        named.remove("cache")
+    return "+".join(named) or None

@@ -143,6 +143,20 @@ class Scorer(Generic[InputT, OutputT]):
         what start-up checks and ``tracescore check`` look at."""
         return tuple(judge for _, judge in self._plan if judge is not None)
 
+    @property
+    def code_objects(self) -> tuple[Any, ...]:
+        """The functions this scorer runs (steps, prompt builders, ``prepare_run``, judge
+        processors): what a hash of its source is taken over (the live registry's version)."""
+        found: list[Any] = [] if self._prepare is None else [self._prepare.fn]
+        for spec, judge in self._plan:
+            for part in (spec.fn, spec.create_prompt, spec.calculate_score, spec.parse_output):
+                if part is not None:
+                    found.append(part.fn)
+            if judge is not None:
+                found += [*judge.input_processors, *judge.output_processors,
+                          *judge.error_processors]
+        return tuple(found)
+
     # builders -----------------------------------------------------------------------------
 
     def _with_step(self, name: StepName, step: Step) -> Scorer[InputT, OutputT]:
@@ -373,6 +387,7 @@ class Scorer(Generic[InputT, OutputT]):
             "ground_truth": run.ground_truth,
             "expected_trajectory": run.expected_trajectory,
             "request_context": run.request_context,
+            "decided_by": None,
         })
 
 

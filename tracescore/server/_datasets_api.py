@@ -131,14 +131,19 @@ async def add_items(request: Request, name: str, body: AddItemsRequest) -> dict[
         raise HTTPException(400, "send exactly one of items or from_trace_ids")
     items: list[Any] = list(body.items or [])
     if body.from_trace_ids is not None:
+        from ._api import full_trace_id
+
+        ids = [await full_trace_id(store, given) for given in body.from_trace_ids]  # prefixes
+        truth = {full: body.ground_truth[given] for given, full in zip(
+            body.from_trace_ids, ids, strict=True) if body.ground_truth and given in
+            body.ground_truth}
         try:
-            made = await _call(items_from_traces, store, body.from_trace_ids,
-                               trajectory=body.trajectory)
+            made = await _call(items_from_traces, store, ids, trajectory=body.trajectory)
         except DatasetError as exc:
             raise HTTPException(400, str(exc)) from None
         for item in made:
-            if body.ground_truth and item.source_trace_id in body.ground_truth:
-                item.ground_truth = body.ground_truth[item.source_trace_id]
+            if item.source_trace_id in truth:
+                item.ground_truth = truth[item.source_trace_id]
         items = made
     return _dump(await _call(add_items, store, name, items,
                              max_value_bytes=request.app.state.settings.max_attribute_bytes))

@@ -13,7 +13,8 @@ left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read
 
 Routes: ``GET /api/live/scorers`` (each scorer with its state and counts), ``GET
 /api/live/monitors`` (each monitor's state, last value and last event), ``POST
-/api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``.
+/api/live/scorers/{id}/resume`` (after an authentication pause), ``POST /api/live/backfill``,
+``POST /api/live/rescore``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
     """Live settings, registry, the judge scorers that must start paused (and why), and the
     ``[[monitors]]`` entries."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import check_judges, load_live_config, parse_monitor_entries
+    from tracescore.live import (
+        Pricing,
+        check_judge_prices,
+        check_judges,
+        load_live_config,
+        parse_monitor_entries,
+        parse_pricing,
+    )
 
     path = getattr(settings, "config_path", None)
     source = path or "the built-in defaults"
@@ -53,12 +61,29 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
         paused = check_judges(registry, source=source) if live_settings.enabled else {}
+        if live_settings.enabled:
+            config = getattr(settings, "config", None) or {}
+            check_judge_prices(registry, live_settings,
+                               Pricing(parse_pricing(config.get("pricing"), source=source)),
+                               source=source)
         monitors = parse_monitor_entries(
             (getattr(settings, "config", None) or {}).get("monitors"), source=source,
             scorer_ids=[reg.id for reg in registry])
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
     return live_settings, registry, paused, monitors
+
+
+def _pricing_of(app: FastAPI) -> Any:
+    """``[pricing]`` of the config (``app.state.pricing`` when the totals mount made it)."""
+    pricing = getattr(app.state, "pricing", None)
+    if pricing is None:
+        from tracescore.live import Pricing, parse_pricing
+
+        config = getattr(app.state.settings, "config", None) or {}
+        source = getattr(app.state.settings, "config_path", None) or "the built-in defaults"
+        pricing = Pricing(parse_pricing(config.get("pricing"), source=str(source)))
+    return pricing
 
 
 def _setup(app: FastAPI) -> tuple[Any, Any]:
@@ -77,7 +102,8 @@ def _new_scheduler(app: FastAPI) -> Any:
 
     live_settings, registry = _setup(app)
     monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
-    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors)
+    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors,
+                              pricing=_pricing_of(app))
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
 
@@ -195,6 +221,40 @@ async def post_backfill(request: Request, body: BackfillRequest) -> dict[str, An
         await live.prepare()
     result: dict[str, Any] = await backfill(live, body.scorer, since=since, until=until,
                                             limit=body.limit, dry_run=body.dry_run)
+    return result
+
+
+class RescoreRequest(BaseModel):
+    """The body of ``POST /api/live/rescore`` (the fields of ``tracescore rescore``)."""
+
+    scorer: str = Field(min_length=1)
+    failed: bool = False
+    since: str | None = None
+    trace: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+
+
+@router.post("/api/live/rescore")
+async def post_rescore(request: Request, body: RescoreRequest) -> dict[str, Any]:
+    """Give a scorer's failed or chosen pairs a new attempt (or count them, with ``dry_run``);
+    answers when they are decided."""
+    from tracescore.live import rescore
+
+    from ._api import full_trace_id
+    from ._timeparse import parse_since
+
+    try:
+        since = parse_since(body.since) if body.since else None
+    except ValueError as exc:
+        raise HTTPException(400, f"since: {exc}") from None
+    if not (body.failed or since is not None or body.trace):
+        raise HTTPException(400, "say which pairs to rescore: failed, since or trace")
+    live = _scheduler(request)
+    trace_ids = [await full_trace_id(live.store, text) for text in body.trace]
+    if request.app.state.live is None:
+        await live.prepare()
+    result: dict[str, Any] = await rescore(live, body.scorer, failed=body.failed, since=since,
+                                           trace_ids=trace_ids, dry_run=body.dry_run)
     return result
 
 

@@ -10,7 +10,9 @@ dashboard queries:
 - ``tracescore_write_queue_depth`` (gauge: rows waiting for the writer)
 - ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
 - ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
-  ``tracescore_judge_cost_usd_total{scorer_id}`` (counters, since the process started)
+  ``tracescore_judge_cost_usd_total{scorer_id}``, ``tracescore_judge_cache_hits_total{scorer_id}``,
+  ``tracescore_judge_saved_usd_total{scorer_id}`` (counters, since the process started)
+- ``tracescore_judge_calls_in_flight{scorer_id}`` (gauge: judge requests waiting for an answer)
 - ``tracescore_agent_tokens_total{project,model,kind}`` (kind: input, output, cached,
   reasoning), ``tracescore_agent_cost_usd_total{project,model}``,
   ``tracescore_agent_unpriced_calls_total{project,model}`` (counters: the agent's own model
@@ -118,8 +120,34 @@ class _AppCollector:
             for scorer_id, amount in _with_zeros(stats.judge_cost_usd_total, ids):
                 cost.add_metric([scorer_id], amount)
         yield from (scores, tokens, cost)
+        yield from _judge_cache_families(live, _scorer_ids(state))
         yield from _monitor_families(live)
         yield from _agent_families(getattr(state, "totals", None))
+
+
+def _judge_cache_families(live: Any, ids: list[str]) -> Iterator[Any]:
+    """Judge-call cache hits and the money they saved (counters), and the judge requests in
+    flight (gauge), per running scorer."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    hits = CounterMetricFamily("tracescore_judge_cache_hits",
+                               "Judge answers taken from the judge-call cache",
+                               labels=["scorer_id"])
+    saved = CounterMetricFamily("tracescore_judge_saved_usd",
+                                "What cached judge answers cost when first asked (USD)",
+                                labels=["scorer_id"])
+    inflight = GaugeMetricFamily("tracescore_judge_calls_in_flight",
+                                 "Judge requests sent and not yet answered",
+                                 labels=["scorer_id"])
+    if live is not None:
+        stats = live.stats
+        for scorer_id, n in _with_zeros(stats.judge_cache_hits_total, ids):
+            hits.add_metric([scorer_id], n)
+        for scorer_id, amount in _with_zeros(stats.judge_saved_usd_total, ids):
+            saved.add_metric([scorer_id], amount)
+        for scorer_id in ids:
+            inflight.add_metric([scorer_id], live.judge_calls.status(scorer_id)[0])
+    yield from (hits, saved, inflight)
 
 
 def _monitor_families(live: Any) -> Iterator[Any]:

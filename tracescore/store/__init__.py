@@ -34,6 +34,7 @@ from ._errors import (
 )
 from ._experiment_rows import experiment_writer, insert_arrow
 from ._guard import check_sql, json_safe
+from ._judge_cache import StoreJudgeCache
 from ._model_calls import ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._protocol import StoreLike
@@ -66,6 +67,7 @@ __all__ = [
     "Store",
     "StoreClosed",
     "StoreError",
+    "StoreJudgeCache",
     "StoreLike",
     "StoreUnavailable",
     "WriteQueueFull",

@@ -99,6 +99,9 @@ SCORES: tuple[tuple[str, str], ...] = (
     ("judge_cost", "DOUBLE"),
     ("session_id", "VARCHAR"),
     ("experiment_id", "VARCHAR"),
+    # migration 9
+    ("cost_source", "VARCHAR"),
+    ("decided_by", "VARCHAR"),
 )
 
 JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
@@ -130,6 +133,9 @@ JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
     ("error_message", "VARCHAR"),
     ("error_code", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
+    # migration 9
+    ("cached", "BOOLEAN"),
+    ("saved_cost", "DOUBLE"),
 )
 
 SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
@@ -189,6 +195,24 @@ MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
 """Columns of ``monitor_events``: one row per breach or recovery (documented in
 docs/server.md)."""
 
+JUDGE_CACHE: tuple[tuple[str, str], ...] = (
+    ("key", "VARCHAR NOT NULL"),
+    ("model", "VARCHAR"),
+    ("answer", "JSON"),
+    ("cost", "DOUBLE"),
+    ("bytes", "BIGINT"),
+    ("created_at", "TIMESTAMP"),
+)
+"""Columns of ``judge_cache``: one cached judge answer per key (``tracescore.scoring``'s
+``cache_key``), bounded by ``[live] judge_cache_max_bytes`` and ``judge_cache_max_age_seconds``."""
+
+DECISION_HISTORY: tuple[tuple[str, str], ...] = (
+    *((name, sql_type.replace(" NOT NULL", "")) for name, sql_type in SCORING_DECISIONS),
+    ("archived_at", "TIMESTAMP"),
+    ("archived_by", "VARCHAR"),
+)
+"""Columns of ``scoring_decision_history``: decisions a rescore replaced, as they were."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
@@ -199,6 +223,8 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "model_calls": MODEL_CALLS,
     "monitor_events": MONITOR_EVENTS,
     **DATASET_TABLES,
+    "judge_cache": JUDGE_CACHE,
+    "scoring_decision_history": DECISION_HISTORY,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -212,6 +238,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
     **DATASET_PRIMARY_KEYS,
+    "judge_cache": ("key",),
+    "scoring_decision_history": (),
 }
 
 TRACES_VIEW = """
@@ -269,7 +297,7 @@ _FIRST_TABLES = ("spans", "logs", "scores", "judge_executions", "scoring_decisio
 def _create_table(name: str, *, keyed: bool = True, as_name: str | None = None) -> str:
     columns = ",\n    ".join(f"{column} {sql_type}" for column, sql_type in TABLES[name])
     key = ", ".join(PRIMARY_KEYS[name])
-    constraint = f",\n    PRIMARY KEY ({key})" if keyed else ""
+    constraint = f",\n    PRIMARY KEY ({key})" if keyed and key else ""
     return f"CREATE TABLE IF NOT EXISTS {as_name or name} (\n    {columns}{constraint}\n)"
 
 
@@ -295,6 +323,20 @@ def _unkey_traces() -> list[str]:
         "INSERT INTO traces_v6 SELECT * FROM traces ORDER BY first_received_at",
         "DROP TABLE traces",
         "ALTER TABLE traces_v6 RENAME TO traces",
+    ]
+
+
+def _judge_runs() -> list[str]:
+    """Migration 9: cached judge answers (``judge_cache``; ``judge_executions.cached`` and
+    ``saved_cost``), judge prices (``scores.cost_source``), cascades (``scores.decided_by``) and
+    rescores (``scoring_decision_history``)."""
+    return [
+        "ALTER TABLE judge_executions ADD COLUMN IF NOT EXISTS cached BOOLEAN",
+        "ALTER TABLE judge_executions ADD COLUMN IF NOT EXISTS saved_cost DOUBLE",
+        "ALTER TABLE scores ADD COLUMN IF NOT EXISTS cost_source VARCHAR",
+        "ALTER TABLE scores ADD COLUMN IF NOT EXISTS decided_by VARCHAR",
+        _create_table("judge_cache"),
+        _create_table("scoring_decision_history"),
     ]
 
 
@@ -338,6 +380,8 @@ MIGRATIONS: list[Migration] = [
      _unkey_traces),
     (7, "experiment_results.repetition: results keyed by (experiment, item, scorer, "
         "repetition)", keyed_results_statements),
+    (9, "judge_cache; judge_executions.cached and saved_cost; scores.cost_source and "
+        "decided_by; scoring_decision_history", _judge_runs),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

@@ -8,6 +8,7 @@ from ._assertions import (
 )
 from ._llm_server import Reply, ScriptedLLMServer, error, token_logprobs
 from ._regression import assert_no_regression
+from ._standin import example_of, standin_reply, standin_server
 
 __all__ = [
     "Reply",
@@ -18,5 +19,8 @@ __all__ = [
     "assert_score_above",
     "assert_verdict",
     "error",
+    "example_of",
+    "standin_reply",
+    "standin_server",
     "token_logprobs",
 ]

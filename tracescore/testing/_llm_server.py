@@ -24,6 +24,7 @@ class Reply:
     """One scripted answer.
 
     ``content`` may be a string or any JSON value (serialised as the message content).
+    ``delay_s`` holds the reply back that long (a slow or hung judge; ``stop()`` ends the wait).
     ``status`` other than 200 sends ``error_body`` (or an OpenAI-style error) with ``headers``.
     ``raw_body`` sends those bytes as the whole response body (for malformed answers).
     ``logprobs`` is sent as the choice's ``logprobs.content``: a list of
@@ -84,7 +85,16 @@ Responder = Callable[[dict[str, Any]], "Reply | str | dict[str, Any] | list[Any]
 class ScriptedLLMServer:
     """An OpenAI-compatible server answering from a script; use as a context manager."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0,
+                 latency_s: float = 0.0, keep_requests: bool = True) -> None:
+        self.latency_s = latency_s
+        self.keep_requests = keep_requests
+        """Record each request in ``requests`` (off for a long-running stand-in)."""
+        self.answered = 0
+        """Chat requests received."""
+        """Added to every reply's ``delay_s`` (a slow judge; ``tracescore judge-standin
+        --latency-ms``)."""
+        self._stopping = threading.Event()
         self._queue: deque[Reply | Responder] = deque()
         self._default: Responder | None = None
         self.requests: list[dict[str, Any]] = []
@@ -117,11 +127,15 @@ class ScriptedLLMServer:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 with server._lock:
-                    server.requests.append(body)
-                    server.request_headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.answered += 1
+                    if server.keep_requests:
+                        server.requests.append(body)
+                        server.request_headers.append(
+                            {k.lower(): v for k, v in self.headers.items()})
                 reply = server._next_reply(body)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                if reply.delay_s or server.latency_s:
+                    # A wait that ``stop()`` ends: a hung judge does not outlive the server.
+                    server._stopping.wait(reply.delay_s + server.latency_s)
                 if reply.raw_body is not None:
                     self._send_bytes(reply.status, reply.raw_body, reply.headers)
                     return
@@ -169,12 +183,14 @@ class ScriptedLLMServer:
 
     def start(self) -> ScriptedLLMServer:
         """Start serving in a background thread."""
+        self._stopping.clear()
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
+        """Stop serving and close the socket (replies still waiting out a delay are sent)."""
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 

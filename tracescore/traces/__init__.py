@@ -7,7 +7,7 @@ Only ``tracescore.model`` (and pydantic/orjson) is imported here: no DuckDB, no 
 from ._adapters import ADAPTERS, Adapter, adapt_span
 from ._agent import agent_input, agent_output
 from ._document import lazy_trace_document, trace_document
-from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceNotFound
+from ._errors import SessionNotFound, SpanNotFound, TraceError, TraceIdError, TraceNotFound
 from ._explain import explain, render_explain
 from ._identity import session_id_of, trace_identity, user_id_of
 from ._render import render_tree, step_summary
@@ -27,11 +27,14 @@ from ._steps import KINDS, Msg, Step
 from ._targets import default_target, find_target_spans
 from ._tool_definitions import tool_definitions
 from ._trace import Trace, load_trace
+from ._trace_ref import MIN_PREFIX, PREFIX_SQL, check_trace_ref, resolve_trace_id
 from ._trajectory import extract_trajectory_from_trace
 
 __all__ = [
     "ADAPTERS",
     "KINDS",
+    "MIN_PREFIX",
+    "PREFIX_SQL",
     "Adapter",
     "ModelCallRecord",
     "Msg",
@@ -42,12 +45,14 @@ __all__ = [
     "Step",
     "Trace",
     "TraceError",
+    "TraceIdError",
     "TraceNotFound",
     "TraceSpend",
     "Turn",
     "adapt_span",
     "agent_input",
     "agent_output",
+    "check_trace_ref",
     "default_target",
     "explain",
     "extract_trajectory_from_trace",
@@ -57,6 +62,7 @@ __all__ = [
     "load_trace",
     "render_explain",
     "render_tree",
+    "resolve_trace_id",
     "scorer_input",
     "session_id_of",
     "step_summary",

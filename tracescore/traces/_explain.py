@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracescore.model import counted
+
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, WORKFLOW_KINDS, Step
 from ._targets import choose_target
 from ._trace import Trace
@@ -77,7 +79,7 @@ def explain(trace: Trace) -> dict[str, Any]:
 def render_explain(trace: Trace) -> str:
     """``explain`` as text: one block per span, indented by depth, then the default target."""
     data = explain(trace)
-    lines = [f"trace {data['trace_id']}  ({len(trace.spans)} spans)"]
+    lines = [f"trace {data['trace_id']}  ({counted(len(trace.spans), 'span')})"]
     for span in data["spans"]:
         pad = "  " * (span["depth"] + 1)
         lines.append(

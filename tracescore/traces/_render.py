@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracescore.model import counted
+
 from ._conversation import agent_input
 from ._steps import TOOL_KINDS, Step
 from ._trace import Trace
@@ -69,7 +71,7 @@ def _line(step: Step, width: int) -> str:
 
 def render_tree(trace: Trace, *, width: int = 120) -> str:
     """The trace's normalized step tree, one line per step, indented by depth."""
-    lines = [f"trace {trace.trace_id}  ({len(trace.spans)} spans)"]
+    lines = [f"trace {trace.trace_id}  ({counted(len(trace.spans), 'span')})"]
     if not trace.steps:
         lines.append("  (no spans)")
     stack: list[tuple[Step, int]] = [(root, 0) for root in reversed(trace.steps)]

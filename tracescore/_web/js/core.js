@@ -291,6 +291,11 @@
     return Number.isInteger(n) ? String(n) : n.toFixed(2);
   };
 
+  /** "1 error", "2 errors": a count and its noun, singular for one. */
+  TS.plural = function plural(count, noun) {
+    return count + " " + noun + (Number(count) === 1 ? "" : "s");
+  };
+
   TS.fmtCost = function fmtCost(value) {
     if (value === null || value === undefined) return "—";
     const n = Number(value);

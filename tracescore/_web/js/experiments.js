@@ -64,7 +64,7 @@
       ev.preventDefault();
       window.location.hash = TS.link("experiments/compare", { baseline: baseline.value, candidate: candidate.value });
     } }, h("label", {}, "Baseline ", baseline), " ", h("label", {}, "Candidate ", candidate), " ", h("button", { type: "submit" }, "Compare"))));
-    root.appendChild(TS.panel(runs.length + " runs", h("div", { id: "experiment-list" }, TS.table([
+    root.appendChild(TS.panel(TS.plural(runs.length, "run"), h("div", { id: "experiment-list" }, TS.table([
       { label: "name", value: (r) => r.name },
       { label: "id", value: (r) => h("span", { class: "mono small" }, TS.shortId(r.experiment_id)) },
       { label: "started", value: (r) => TS.fmtTime(r.created_at) },

@@ -157,9 +157,30 @@
     ] }));
   }
 
+  /** Judge scorers that do not run (paused: no credentials or an authentication error) and
+   * why; nothing when every judge runs (or live scoring is off). */
+  async function pausedJudges() {
+    let live;
+    try {
+      live = await TS.api.get("api/live/scorers");
+    } catch (err) {
+      if (err.status === 401) throw err;
+      return null;
+    }
+    const paused = (live.scorers || []).filter((r) => r.state === "paused");
+    if (!paused.length) return null;
+    return TS.panel("Paused judges", h("ul", { id: "paused-judges", class: "notes" },
+      paused.map((r) => h("li", {}, h("a", { href: TS.link("scorers/" + encodeURIComponent(r.id)) }, r.id), ": " + (r.note || "paused")))),
+      h("p", { class: "muted small" }, "These judge scorers score nothing until the cause is fixed (then restart, or POST api/live/scorers/<id>/resume)."));
+  }
+
   TS.pages.overview = async function overview(root) {
     root.appendChild(h("h1", {}, "Overview"));
+    const pausedEl = h("div");
+    root.appendChild(pausedEl);
+    const paused = TS.fill(pausedEl, pausedJudges);
     if (!(await hasSpans())) {
+      await paused;
       root.appendChild(TS.panel(null, TS.exporterHelp(await TS.serverInfo())));
       return;
     }
@@ -184,6 +205,7 @@
       TS.panel("Most expensive traces", topEl),
       TS.panel("Time to score (trace end → live score written)", lagEl)));
     await Promise.all([
+      paused,
       TS.fill(tileEl, tiles),
       TS.fill(monitorsEl, () => TS.monitorsPanel()),
       trafficCharts(tracesEl, spansEl).catch((e) => TS.clear(tracesEl).appendChild(TS.errorBox(e))),

@@ -65,6 +65,47 @@
     }
   }
 
+  /** Judge cost, or "unpriced" (never $0) when the judge's model has no known price. */
+  function costText(cost, reg) {
+    if (reg && reg.judge_unpriced) return Number(cost) ? TS.fmtCost(cost) + " + unpriced" : "unpriced";
+    return TS.fmtCost(cost || 0);
+  }
+
+  function cacheText(reg) {
+    if (!reg || !reg.uses_judge) return "—";
+    const hits = Number(reg.judge_cache_hits || 0);
+    return hits ? TS.fmtNum(hits) + " (saved " + TS.fmtCost(reg.judge_saved_usd || 0) + ")" : "0";
+  }
+
+  /** Judge requests in flight and the oldest one's age (a hung judge shows here). */
+  function inFlightText(reg) {
+    if (!reg || !reg.uses_judge) return "—";
+    const n = Number(reg.judge_calls_in_flight || 0);
+    if (!n) return "0";
+    return n + " (oldest " + TS.fmtDuration(Number(reg.oldest_judge_call_seconds || 0) * 1000) + ")";
+  }
+
+  /** "Rescore failed pairs": POST api/live/rescore and say what came of it. */
+  function rescoreAction(reg) {
+    const status = h("span", { id: "rescore-status", class: "muted small" });
+    const button = h("button", { type: "button", id: "rescore-failed", onclick: async () => {
+      button.disabled = true;
+      TS.clear(status).appendChild(document.createTextNode("rescoring…"));
+      try {
+        const report = await TS.api.request("api/live/rescore", { method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ scorer: reg.id, failed: true }) });
+        const done = Object.entries(report.decisions || {}).map(([k, n]) => k.replace("_", " ") + " " + n).join(", ");
+        TS.clear(status).appendChild(document.createTextNode(report.pairs + " failed pair" + (report.pairs === 1 ? "" : "s") +
+          " rescored" + (done ? ": " + done : "")));
+      } catch (err) {
+        TS.clear(status).appendChild(TS.errorBox(err, { quiet: true }));
+      } finally {
+        button.disabled = false;
+      }
+    } }, "Rescore failed pairs");
+    return h("div", { class: "rescore" }, button, " ", status);
+  }
+
   function stateBadge(reg, row) {
     if (!reg && row && evalOnly(row, reg)) {
       return h("span", { class: "badge badge-eval", title: "scores written by run_evals (source eval), not by live scoring" }, "eval");
@@ -104,7 +145,9 @@
         { label: "runs", class: "num", value: (r) => TS.fmtNum(r.runs || 0) },
         ...decisionCells(d, reg),
         { label: "tokens", class: "num", value: (r) => TS.fmtNum(r.tokens || 0) },
-        { label: "cost", class: "num", value: (r) => TS.fmtCost(r.cost || 0) },
+        { label: "cost", class: "num", value: (r) => costText(r.cost, reg.get(r.scorer_id)) },
+        { label: "cache hits", class: "num", value: (r) => cacheText(reg.get(r.scorer_id)) },
+        { label: "judge calls", class: "num", value: (r) => inFlightText(reg.get(r.scorer_id)) },
         { label: "last score", value: (r) => TS.fmtTime(r.last_ms === undefined ? null : Number(r.last_ms)) },
       ], rows, { onRowClick: (r) => (window.location.hash = TS.link("scorers/" + encodeURIComponent(r.scorer_id))) }),
       notes.length ? h("ul", { class: "notes" }, notes.map((r) => h("li", {}, h("strong", {}, r.id), ": " + r.note))) : null,
@@ -196,7 +239,10 @@
         h("span", { class: "muted" }, [reg.use, "target " + reg.target, "sample rate " + reg.sample_rate,
           reg.filter ? "filter " + reg.filter : null, "version " + reg.version, reg.uses_judge ? "LLM judge" : "code scorer"]
           .filter(Boolean).join(" · ")),
-        reg.note ? h("div", { class: "error-box" }, reg.note) : null));
+        reg.note ? h("div", { class: "error-box" }, reg.note) : null,
+        reg.uses_judge ? h("div", { class: "muted small" }, "judge calls in flight: " + inFlightText(reg) +
+          " · timeout " + reg.judge_timeout_seconds + " s · cache hits: " + cacheText(reg)) : null,
+        rescoreAction(reg)));
     }
     if (!summary.length && !decisions.length) {
       root.appendChild(h("div", { class: "empty-state" }, h("h3", {}, "Nothing recorded for this scorer in the selected range"),
@@ -209,7 +255,7 @@
       TS.stat("failed", TS.fmtNum(s.failed || 0), TS.fmtPct(s.failed || 0, s.runs)),
       TS.stat("not scorable", TS.fmtNum(s.not_scorable || 0), TS.fmtPct(s.not_scorable || 0, s.runs)),
       TS.stat("judge tokens", TS.fmtNum(s.tokens || 0)),
-      TS.stat("judge cost", TS.fmtCost(s.cost || 0))));
+      TS.stat("judge cost", costText(s.cost, reg))));
     await TS.resolveWindow();
     const slot = () => h("div", { class: "chart-slot" });
     const [decEl, histEl, trendEl, spendEl, failEl, lowEl] = [slot(), slot(), slot(), slot(), h("div"), h("div")];

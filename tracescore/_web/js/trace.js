@@ -360,11 +360,15 @@
 
   // ---- page --------------------------------------------------------------------------------
   TS.pages.trace = async function trace(root, route) {
-    const traceId = route.path[1];
+    let traceId = route.path[1];
     const ui = { tab: route.query.get("tab") || "timeline", span: route.query.get("span") || null, inputSpan: route.query.get("input_span") || null };
+    // A short id (a unique prefix, as the demo prints them): the API resolves it, and the SQL
+    // below needs the full id, so resolve it first.
+    const resolved = traceId.length < 32 ? await TS.api.get("api/traces/" + encodeURIComponent(traceId)) : null;
+    if (resolved) traceId = resolved.trace_id;
     const enc = encodeURIComponent(traceId);
     const [tree, scores, executions, decisions, stepData] = await Promise.all([
-      TS.api.get("api/traces/" + enc),
+      resolved ? Promise.resolve(resolved) : TS.api.get("api/traces/" + enc),
       TS.api.rows("SELECT score_id, scorer_id, scorer_name, scorer_version, span_id, source, status, score, reason, " +
         "epoch_ms(created_at) AS created_ms, duration_ms, error, judge_input_tokens, judge_output_tokens, judge_cost, " +
         "preprocess_step_result, analyze_step_result, preprocess_prompt, analyze_prompt, generate_score_prompt, " +
@@ -398,7 +402,7 @@
       h("div", { class: "crumbs" }, h("a", { href: "#/traces" }, "Traces"), " / ", h("span", { class: "mono" }, traceId)),
       h("h1", { id: "trace-title" }, rootSpan.name || "(unnamed)"),
       h("div", { class: "meta" }, [rootSpan.service_name, rootSpan.raw.project ? "project " + rootSpan.raw.project : null,
-        TS.fmtTime(t0), TS.fmtDuration(t1 - t0), spans.length + " spans", errors ? errors + " errors" : "no errors"].filter(Boolean).join(" · ")),
+        TS.fmtTime(t0), TS.fmtDuration(t1 - t0), TS.plural(spans.length, "span"), errors ? TS.plural(errors, "error") : "no errors"].filter(Boolean).join(" · ")),
       totalsLine(tree && tree.trace),
       h("div", { class: "chips" }, scores.map((s) => h("span", { class: "chip" }, h("span", { class: "chip-name" }, s.scorer_id), TS.scoreBadge(s.score, s.status)))),
       TS.addToDataset ? TS.addToDataset(traceId) : null));
