@@ -184,6 +184,20 @@ MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
 """Columns of ``monitor_events``: one row per breach or recovery (documented in
 docs/server.md)."""
 
+CLUSTER_FLUSHES: tuple[tuple[str, str], ...] = (
+    ("node_id", "VARCHAR NOT NULL"),
+    ("flush_no", "BIGINT NOT NULL"),
+    ("span_mark", "TIMESTAMP"),
+    ("calls_mark", "TIMESTAMP"),
+    ("spans", "BIGINT"),
+    ("logs", "BIGINT"),
+    ("model_calls", "BIGINT"),
+    ("traces", "BIGINT"),
+    ("flushed_at", "TIMESTAMP"),
+)
+"""Columns of ``cluster_flushes``: a cluster node's note of each flush to the lake (empty on a
+single node; documented in docs/cluster.md). The lake's ``flushes`` table has the same."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
@@ -194,6 +208,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "model_calls": MODEL_CALLS,
     "monitor_events": MONITOR_EVENTS,
     **DATASET_TABLES,
+    "cluster_flushes": CLUSTER_FLUSHES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -207,6 +222,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
     **DATASET_PRIMARY_KEYS,
+    "cluster_flushes": ("node_id", "flush_no"),
 }
 
 TRACES_VIEW = """
@@ -331,6 +347,8 @@ MIGRATIONS: list[Migration] = [
      _unkey_spans),
     (6, "traces without a primary-key index (the writer keeps one row per trace)",
      _unkey_traces),
+    (10, "cluster_flushes: a cluster node's note of its flushes to the lake",
+     lambda: [_create_table("cluster_flushes")]),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 
