@@ -155,9 +155,9 @@ class Flusher:
                 noted = cur.execute(
                     f'SELECT coalesce(max(flush_no), 0) FROM "{self._local}".main.cluster_flushes '
                     "WHERE node_id = ?", [self.node_id]).fetchone()[0]
-                missing = cur.execute(
+                missing = cur.sql(
                     f"SELECT * FROM {LAKE}.flushes WHERE node_id = ? AND flush_no > ? "
-                    "ORDER BY flush_no", [self.node_id, int(noted)]).fetch_arrow_table()
+                    "ORDER BY flush_no", params=[self.node_id, int(noted)]).to_arrow_table()
                 previous = cur.execute(
                     f"SELECT calls_mark FROM {LAKE}.flushes WHERE node_id = ? AND flush_no < ? "
                     "ORDER BY flush_no DESC LIMIT 1", [self.node_id, self.mark.flush_no]
@@ -362,9 +362,9 @@ class Flusher:
             else name for name, sql_type in TABLES["traces"])
         cur = self.store.cursor()
         try:
-            table = cur.execute(
+            table = cur.sql(
                 f'SELECT {select} FROM "{self._local}".main.traces WHERE last_received_at > ? '
-                "AND first_received_at <= ?", [since, mark.span_mark]).fetch_arrow_table()
+                "AND first_received_at <= ?", params=[since, mark.span_mark]).to_arrow_table()
         finally:
             cur.close()
         data = columns_from_arrow(table)
