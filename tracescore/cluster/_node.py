@@ -19,7 +19,7 @@ from typing import Any
 from ._config import ClusterSettings
 from ._errors import ClusterUnavailable, FlushFailed
 from ._flush import Flusher, FlushMark
-from ._lake import attach
+from ._lake import attach, extension_files
 from ._maintenance import Maintenance
 from ._pg_schema import SCHEMA, ensure
 from ._reads import ClusterStore
@@ -75,6 +75,7 @@ class ClusterNode:
     def on_connect(self, conn: Any) -> list[str]:
         """Store hook: prepare a new connection of the node's database; returns the data
         directory (the store keeps it readable and writable)."""
+        extension_files()  # first: the clearest sentence when the extra is missing
         pg = pg_connect(self.settings)
         try:
             ensure(pg)

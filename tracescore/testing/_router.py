@@ -5,8 +5,9 @@ server on a free 127.0.0.1 port that splits each request by trace id over the no
 consistent hash ring (``routing_key: traceID``), sends one body per node (the spans of that
 node's traces, under their resource and scope), and answers after every node answered: 200
 when all did with 2xx, else the worst answer (a client retries a 503 with its ``Retry-After``).
-``duplicate_share`` sends that share of requests a second time, whole, to another node (the
-next on the ring): what a retry after a lost answer does in production. Nodes can be added
+``duplicate_share`` sends that share of requests a second time to other nodes (each node's
+body also goes to the node added after it): what a retry after a lost answer, or a ring that
+changed meanwhile, does in production. Nodes can be added
 while it runs (``add_node``); only the traces whose ring position falls to the new node move.
 
     with TraceRouter([node1.url, node2.url]) as router:
@@ -162,14 +163,12 @@ class TraceRouter:
         with self._lock:
             self.stats["requests"] += 1
             parts = _split(kind, body, self.ring)
-            duplicate = None
+            sends = list(parts.items())
             self._duplicate_debt += self.duplicate_share
             if parts and self._duplicate_debt >= 1.0:
                 self._duplicate_debt -= 1.0
-                first = next(iter(parts))
-                duplicate = (self.ring.after(first), parts[first])
+                sends += [(self.ring.after(node), payload) for node, payload in parts.items()]
                 self.stats["duplicates"] += 1
-        sends = list(parts.items()) + ([duplicate] if duplicate else [])
         forward = {k: v for k, v in headers.items()
                    if k.lower() in ("authorization", "x-tracescore-project")}
         forward["Content-Type"] = "application/x-protobuf"
