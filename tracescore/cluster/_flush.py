@@ -159,14 +159,15 @@ class Flusher:
                     f"SELECT * FROM {LAKE}.flushes WHERE node_id = ? AND flush_no > ? "
                     "ORDER BY flush_no", params=[self.node_id, int(noted)]).to_arrow_table()
                 previous = cur.execute(
-                    f"SELECT calls_mark FROM {LAKE}.flushes WHERE node_id = ? AND flush_no < ? "
-                    "ORDER BY flush_no DESC LIMIT 1", [self.node_id, self.mark.flush_no]
-                ).fetchone()
+                    f"SELECT flush_no, span_mark, calls_mark FROM {LAKE}.flushes "
+                    "WHERE node_id = ? AND flush_no < ? ORDER BY flush_no DESC LIMIT 1",
+                    [self.node_id, self.mark.flush_no]).fetchone()
             finally:
                 cur.close()
             if self.mark.flush_no and self._pg_flush_no() < self.mark.flush_no:
-                since = (previous[0] if previous and previous[0] else EPOCH)
-                self._upsert_traces(since, self.mark)
+                before = (FlushMark(int(previous[0]), previous[1] or EPOCH, previous[2] or EPOCH)
+                          if previous else FlushMark())
+                self._upsert_traces(before, self.mark)
                 log.warning("flush %d of node %s was in the lake but not in PostgreSQL's "
                             "traces; upserted its traces now", self.mark.flush_no, self.node_id)
             if missing.num_rows:
@@ -248,7 +249,7 @@ class Flusher:
         self.mark = mark
         if self._after_lake_commit is not None:
             self._after_lake_commit(mark)
-        traces = self._upsert_traces(previous.calls_mark, mark)
+        traces = self._upsert_traces(previous, mark)
         self._note([{"node_id": self.node_id, "flush_no": mark.flush_no,
                      "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
                      **window.counts, "traces": traces, "flushed_at": self._clock()}])
@@ -351,9 +352,10 @@ class Flusher:
 
     # -- PostgreSQL traces and the local note ---------------------------------------------
 
-    def _upsert_traces(self, since: datetime, mark: FlushMark) -> int:
-        """Upsert this node's rows of the traces whose last arrival is after ``since`` into
-        ``trace_nodes`` and fold them into ``traces``; note the flush in ``node_flushes``."""
+    def _upsert_traces(self, previous: FlushMark, mark: FlushMark) -> int:
+        """Upsert this node's rows of the traces the flush touched (spans in its span window,
+        or totals in its calls window) into ``trace_nodes`` and fold them into ``traces``;
+        note the flush in ``node_flushes``."""
         from tracescore.store import TABLES
 
         columns = [name for name, _ in TABLES["traces"]]
@@ -363,8 +365,11 @@ class Flusher:
         cur = self.store.cursor()
         try:
             table = cur.sql(
-                f'SELECT {select} FROM "{self._local}".main.traces WHERE last_received_at > ? '
-                "AND first_received_at <= ?", params=[since, mark.span_mark]).to_arrow_table()
+                f'SELECT {select} FROM "{self._local}".main.traces '
+                "WHERE (last_received_at > ? OR (last_received_at > ? AND last_received_at <= ?)) "
+                "AND first_received_at <= ?",
+                params=[previous.span_mark, previous.calls_mark, mark.calls_mark,
+                        mark.span_mark]).to_arrow_table()
         finally:
             cur.close()
         data = columns_from_arrow(table)
