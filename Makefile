@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed.stamp
 
-.PHONY: serve test lint bench test-collectors test-cluster clean
+.PHONY: serve test lint bench test-collectors test-cluster bench-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ $(CLUSTER_STAMP): pyproject.toml
 
 test-cluster: $(CLUSTER_STAMP)
 	TRACESCORE_CLUSTER_SUITE=1 $(CLUSTER_VENV)/bin/python -m pytest -q tests/cluster $(PYTEST_ARGS)
+
+## bench-cluster: cluster mode's storage figures (flush CPU, catalog retries, bounded lookup)
+bench-cluster: $(CLUSTER_STAMP)
+	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster.py
 
 clean:
 	rm -rf $(VENV) $(CLUSTER_VENV) build *.egg-info
