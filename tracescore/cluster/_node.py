@@ -109,9 +109,10 @@ class ClusterNode:
 
     def reader(self) -> ClusterStore:
         """The readers' store (lake ∪ local spans, users' SQL over the cluster views)."""
-        assert self.local is not None
-        return ClusterStore(self._store, local=self.local, node_id=self.node_id,
-                            arrival_range=self.arrival_range)
+        assert self.local is not None and self.flusher is not None
+        flusher = self.flusher
+        return ClusterStore(self._store, local=self.local, arrival_range=self.arrival_range,
+                            span_mark=lambda: flusher.mark.span_mark)
 
     def stop(self, *, flush: bool = True) -> None:
         """Stop the thread; flush once more (unless ``flush`` is False)."""

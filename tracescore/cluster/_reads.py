@@ -4,10 +4,12 @@ One span-store interface for readers, two implementations: ``tracescore.store.St
 file) and this (the lake ∪ the node's rows not yet flushed). ``fetch_trace_rows`` and
 ``fetch_trace_logs`` read a trace from the lake bounded by its PostgreSQL ``traces`` row's
 arrival range (the lake prunes files by their ``received_at`` bounds, so a lookup reads a few
-files however large the lake is) plus this node's unflushed rows, keeping one row per span
-(a request sent to two nodes stores its spans twice). ``query`` runs users' SQL in the
-``cluster`` catalog (``_views.py``). Everything else is the local ``Store``: the writer, the
-trusted reads live scoring and the totals maintainer make of the node's own rows.
+files however large the lake is) plus this node's rows past its flusher's mark (pruned by the
+local file's ``received_at`` zone maps), keeping one row per span (a request sent to two nodes
+stores its spans twice, and a flush committing meanwhile shows rows on both sides). ``query``
+runs users' SQL in the ``cluster`` catalog (``_views.py``). Everything else is the local
+``Store``: the writer, the trusted reads live scoring and the totals maintainer make of the
+node's own rows.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ._lake import LAKE, quote
+from ._lake import LAKE
 from ._views import CLUSTER
 
 LOG_LEAD = timedelta(minutes=10)
@@ -33,12 +35,13 @@ class ClusterStore:
     None when no node has flushed it yet.
     """
 
-    def __init__(self, store: Any, *, local: str, node_id: str,
-                 arrival_range: Callable[[str], tuple[datetime, datetime] | None]) -> None:
+    def __init__(self, store: Any, *, local: str,
+                 arrival_range: Callable[[str], tuple[datetime, datetime] | None],
+                 span_mark: Callable[[], datetime]) -> None:
         self.local_store = store
         self._local = local
-        self._node = quote(node_id)
         self._arrival_range = arrival_range
+        self._span_mark = span_mark
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local_store, name)
@@ -76,10 +79,10 @@ class ClusterStore:
               json_names: frozenset[str]) -> list[dict[str, Any]]:
         trace_id = trace_id.lower()
         here = f'"{self._local}".main.{table}'
-        mark = (f"coalesce((SELECT max(span_mark) FROM {LAKE}.main.flushes WHERE node_id = "
-                f"{self._node}), TIMESTAMP '1970-01-01')")
-        parts = [f"SELECT * FROM {here} WHERE trace_id = ? AND received_at > {mark}"]
-        params: list[Any] = [trace_id]
+        # The flusher's mark, read before the lake: at most the lake's (a flush committing
+        # meanwhile makes rows show on both sides, and one row per id is kept below).
+        parts = [f"SELECT * FROM {here} WHERE trace_id = ? AND received_at > ?"]
+        params: list[Any] = [trace_id, self._span_mark()]
         bounds = self._arrival_range(trace_id)
         if bounds is not None:
             parts.append(f"SELECT * EXCLUDE (node_id) FROM {LAKE}.main.{table} "
