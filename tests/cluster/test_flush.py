@@ -246,3 +246,36 @@ def test_a_second_start_on_a_fresh_file_keeps_flush_numbers(make_node: Any, pg_d
     finally:
         other.stop(flush=False)
         fresh.close()
+
+
+def test_a_traces_upsert_postgresql_refused_is_made_good_by_the_next_flush(
+        make_node: Any, pg_dsn: str) -> None:
+    from tracescore.cluster import Flusher
+
+    node, store, reader = make_node("node-1")
+    down = True
+
+    def connect() -> Any:
+        if down:
+            raise psycopg.OperationalError("connection refused (the test's PostgreSQL is away)")
+        return psycopg.connect(pg_dsn)
+
+    flusher = Flusher(store, node.settings, connect, local=node.local)
+    store.write_spans_sync(span_rows(1) + span_rows(2))
+    first = flusher.flush()
+    assert first is not None and first.spans == 6, "the lake commit does not wait for it"
+    assert flusher.stats.traces_upsert_failures == 1
+    assert "traces upsert" in (flusher.stats.last_error or "")
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM tracescore.traces").fetchone() == (0,)
+    assert reader.query("SELECT count(*) FROM spans").rows == [[6]]
+    down = False
+    store.write_spans_sync(span_rows(3))
+    second = flusher.flush()
+    assert second is not None and second.spans == 3
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*), sum(span_count) FROM tracescore.traces"
+                            ).fetchone() == (3, 9)
+        assert conn.execute("SELECT flush_no FROM tracescore.node_flushes").fetchone() == (2,)
+    assert flusher.stats.last_error is None
+    flusher.close()

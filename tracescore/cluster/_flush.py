@@ -14,10 +14,12 @@ on a read cursor of the node's store (the lake is attached to it), copies:
 
 The lake is the record: a node reads its last flush back from ``flushes`` when it starts and
 after any failed commit, so a flush that committed is never copied again, whether or not the
-node noted it. After the lake commit come the PostgreSQL ``traces`` upsert of the touched
-traces (``_traces_fold``: absolute per-node values, so redoing it is harmless) with the node's
-row in ``node_flushes``, then the local note (``cluster_flushes``, through the store's writer).
-A crash between any two steps is repaired at the next start (``recover``).
+node noted it. After the lake commit come the local note (``cluster_flushes``, through the
+store's writer; users' SQL reads the node's unflushed rows past it), then the PostgreSQL
+``traces`` upsert of the touched traces (``_traces_fold``: absolute per-node values, so redoing
+it is harmless) with the node's row in ``node_flushes``; an upsert that fails is tried again
+with the next flush. A crash between any two steps is repaired at the next start
+(``recover``).
 
 The lake commit takes no lock: DuckLake retries the catalog part of a commit that met another
 node's (without rewriting data files), with a jittered wait set before each commit, and a
@@ -75,6 +77,8 @@ class FlushStats:
     recovered: int = 0
     """Flushes found committed in the lake but not noted locally (after a crash)."""
     retention_deletes: int = 0
+    traces_upsert_failures: int = 0
+    """PostgreSQL ``traces`` upserts that failed (each is tried again with the next flush)."""
     last_flush_ms: float = 0.0
     flush_ms: float = 0.0
     last_error: str | None = None
@@ -97,6 +101,16 @@ class _Window:
     spans_to: datetime
     calls_to: datetime
     counts: dict[str, int] = field(default_factory=dict)
+
+
+_TOUCHED = ("(last_received_at > ? OR (last_received_at > ? AND last_received_at <= ?)) "
+            "AND first_received_at <= ?")
+"""The local ``traces`` rows a flush touched: spans in its span window or totals in its calls
+window, of traces whose first span is flushed (parameters: ``_touched_params``)."""
+
+
+def _touched_params(previous: FlushMark, mark: FlushMark) -> list[Any]:
+    return [previous.span_mark, previous.calls_mark, mark.calls_mark, mark.span_mark]
 
 
 def _now() -> datetime:
@@ -133,6 +147,8 @@ class Flusher:
         self._rows_at_flush = 0
         self._last_flush = time.monotonic()
         self._retained_to = EPOCH
+        self._traces_due: tuple[FlushMark, FlushMark] | None = None
+        """(previous mark, mark) of flushes whose traces upsert has not committed."""
 
     # -- the note in the lake -------------------------------------------------------------
 
@@ -228,7 +244,8 @@ class Flusher:
                 s.last_flush_ms = elapsed
                 s.flush_ms += elapsed
                 s.last_flush_at = self._clock()
-                s.last_error = None
+                if self._traces_due is None:
+                    s.last_error = None
             return result
 
     def _flush(self) -> FlushResult | None:
@@ -243,18 +260,40 @@ class Flusher:
 
         done = with_catalog_retry(attempt)
         if done is None:
+            self.upsert_due_traces()
             return None
         mark, window = done
         previous = self.mark
         self.mark = mark
         if self._after_lake_commit is not None:
             self._after_lake_commit(mark)
-        traces = self._upsert_traces(previous, mark)
         self._note([{"node_id": self.node_id, "flush_no": mark.flush_no,
                      "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
-                     **window.counts, "traces": traces, "flushed_at": self._clock()}])
+                     **window.counts, "flushed_at": self._clock()}])
+        due = self._traces_due
+        self._traces_due = (due[0] if due is not None else previous, mark)
+        self.upsert_due_traces()
         return FlushResult(mark, window.counts.get("spans", 0), window.counts.get("logs", 0),
-                           window.counts.get("model_calls", 0), traces)
+                           window.counts.get("model_calls", 0), window.counts.get("traces", 0))
+
+    def upsert_due_traces(self) -> bool:
+        """Upsert the traces of the flushes whose PostgreSQL upsert has not committed yet (it
+        failed, e.g. PostgreSQL was away); True when none is left. The windows of several
+        flushes are upserted as one (the values are absolute)."""
+        if self._traces_due is None:
+            return True
+        previous, mark = self._traces_due
+        try:
+            self._upsert_traces(previous, mark)
+        except Exception as exc:  # noqa: BLE001 - tried again with the next flush
+            self.stats.traces_upsert_failures += 1
+            self.stats.last_error = f"traces upsert: {type(exc).__name__}: {exc}"
+            log.warning("cluster node %s: the traces of flush %d are not in PostgreSQL yet "
+                        "(%s); trying again with the next flush", self.node_id, mark.flush_no,
+                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return False
+        self._traces_due = None
+        return True
 
     def _lake_transaction(self) -> tuple[FlushMark, _Window] | None:
         """One attempt: the new marks, the copies and the tag in one lake transaction."""
@@ -282,10 +321,13 @@ class Flusher:
                 counts["logs"] = self._copy(cur, local, "logs", m0, window.spans_to)
                 counts["model_calls"] = self._copy_calls(cur, local, c0, window.calls_to)
                 mark = FlushMark(flush_no, window.spans_to, window.calls_to)
+                counts["traces"] = int(cur.execute(
+                    f"SELECT count(*) FROM {local}.traces WHERE {_TOUCHED}",
+                    _touched_params(committed, mark)).fetchone()[0])
                 names = lake_tables()["flushes"]
                 values = {"node_id": self.node_id, "flush_no": flush_no,
                           "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
-                          **counts, "traces": None, "flushed_at": self._clock()}
+                          **counts, "flushed_at": self._clock()}
                 cur.execute(
                     f"INSERT INTO {LAKE}.flushes ({', '.join(n for n, _ in names)}) VALUES "
                     f"({', '.join('?' for _ in names)})", [values[n] for n, _ in names])
@@ -365,11 +407,8 @@ class Flusher:
         cur = self.store.cursor()
         try:
             table = cur.sql(
-                f'SELECT {select} FROM "{self._local}".main.traces '
-                "WHERE (last_received_at > ? OR (last_received_at > ? AND last_received_at <= ?)) "
-                "AND first_received_at <= ?",
-                params=[previous.span_mark, previous.calls_mark, mark.calls_mark,
-                        mark.span_mark]).to_arrow_table()
+                f'SELECT {select} FROM "{self._local}".main.traces WHERE {_TOUCHED}',
+                params=_touched_params(previous, mark)).to_arrow_table()
         finally:
             cur.close()
         data = columns_from_arrow(table)

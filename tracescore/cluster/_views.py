@@ -2,8 +2,10 @@
 node would have them.
 
 ``spans``, ``logs`` and ``model_calls`` are the lake's rows plus this node's rows not yet
-flushed (past the marks of its last flush, read from the lake in the same query, so a row is
-never seen twice or missed while a flush commits); each has a ``node_id`` column. The tables
+flushed: past the marks of its last flush as its file notes them (``cluster_flushes``, read in
+the same query; reading the marks from the lake would cost a catalog round trip per query).
+The note follows the lake commit, so no row is ever missed; in the moment between the two a
+query can see that flush's rows twice. Each has a ``node_id`` column. The tables
 PostgreSQL holds (``traces``, ``scores``, ``scoring_decisions``, …) are views over the
 read-only PostgreSQL attachment, JSON columns cast back to JSON. Tables only the node has
 (``cluster_flushes``, ``schema_version``) read the node's file, and the file's views
@@ -22,10 +24,10 @@ CLUSTER = "cluster"
 """The attached in-memory catalog holding the views (``USE cluster`` before users' SQL)."""
 
 
-def _marks(node_id: str) -> tuple[str, str]:
+def _marks(local: str, node_id: str) -> tuple[str, str]:
     def mark(column: str) -> str:
-        return (f"coalesce((SELECT max({column}) FROM {LAKE}.main.flushes WHERE node_id = "
-                f"{quote(node_id)}), TIMESTAMP '1970-01-01')")
+        return (f'coalesce((SELECT max({column}) FROM "{local}".main.cluster_flushes '
+                f"WHERE node_id = {quote(node_id)}), TIMESTAMP '1970-01-01')")
 
     return mark("span_mark"), mark("calls_mark")
 
@@ -37,7 +39,7 @@ def view_statements(conn: Any, *, local: str, node_id: str) -> list[str]:
 
     node = quote(node_id)
     here = f'"{local}".main'
-    span_mark, calls_mark = _marks(node_id)
+    span_mark, calls_mark = _marks(local, node_id)
     out = []
     for table in ("spans", "logs"):
         names = ", ".join(column_names(table))

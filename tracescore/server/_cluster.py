@@ -69,6 +69,7 @@ async def cluster_status(request: Request) -> dict[str, Any]:
             "model_calls": stats.model_calls, "traces": stats.traces,
             "commit_retries": stats.commit_retries, "failures": stats.failures,
             "recovered": stats.recovered, "retention_deletes": stats.retention_deletes,
+            "traces_upsert_failures": stats.traces_upsert_failures,
             "last_flush_ms": round(stats.last_flush_ms, 3), "last_error": stats.last_error},
         "maintenance": {"runs": node.maintenance.runs, "skipped": node.maintenance.skipped},
     }
