@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 import psycopg
+import pytest
 
-from tracescore.cluster import ClusterNode, ClusterSettings
+from tracescore.cluster import ClusterNode, ClusterSettings, ClusterUnavailable
 from tracescore.store import Store
 
 from .spans import BASE_NS, span_rows, trace_id
@@ -233,12 +234,16 @@ def test_a_second_start_on_a_fresh_file_keeps_flush_numbers(make_node: Any, pg_d
     node, store, reader = make_node("node-1")
     store.write_spans_sync(span_rows(1))
     node.flusher.flush()
-    # The same node id on a new disk: its flushes continue after the lake's last one.
+    # The same node id on a new disk: refused while the first runs, then its flushes continue
+    # after the lake's last one.
     settings = ClusterSettings(node_id="node-1", postgres=pg_dsn, data_path=str(tmp_path / "lake"),
                                flush_interval_seconds=3600)
     other = ClusterNode(settings)
     fresh = Store(tmp_path / "fresh.duckdb", on_connect=other.on_connect).open()
     try:
+        with pytest.raises(ClusterUnavailable, match="another node is running with node_id"):
+            other.start(fresh)
+        node.stop(flush=False)
         other.start(fresh)
         assert other.flusher.mark.flush_no == 1
         fresh.write_spans_sync(span_rows(2))

@@ -27,6 +27,9 @@ from ._views import create_views
 
 log = logging.getLogger(__name__)
 
+_NODE_LOCK_CLASS = 0x7473
+"""First key of the session advisory lock a running node holds on its id."""
+
 TICK_S = 0.25
 """How often the node's thread looks whether a flush is due."""
 RETENTION_EVERY_S = 10.0
@@ -64,6 +67,7 @@ class ClusterNode:
         self._thread: threading.Thread | None = None
         self._read_lock = threading.Lock()
         self._read_conn: Any = None
+        self._id_lock: Any = None
 
     @property
     def node_id(self) -> str:
@@ -94,6 +98,7 @@ class ClusterNode:
             raise ClusterUnavailable("the store was opened without the cluster node's "
                                      "on_connect hook; open it with Store(..., on_connect="
                                      "node.on_connect)")
+        self._hold_node_id()
         self._store = store
         self.flusher = Flusher(store, self.settings, lambda: pg_connect(self.settings),
                                local=self.local, _after_lake_commit=self._after_lake_commit)
@@ -106,6 +111,22 @@ class ClusterNode:
                                         daemon=True)
         self._thread.start()
         return self.reader()
+
+    def _hold_node_id(self) -> None:
+        """Hold a session advisory lock on the node id while the node runs: a second node
+        started with the same ``node_id`` would number its flushes over this one's."""
+        if self._id_lock is not None:
+            return
+        conn = pg_connect(self.settings)
+        conn.autocommit = True
+        got = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                           [_NODE_LOCK_CLASS, self.node_id]).fetchone()[0]
+        if not got:
+            conn.close()
+            raise ClusterUnavailable(
+                f"another node is running with node_id {self.node_id!r} on this PostgreSQL; "
+                "give each node its own [cluster].node_id")
+        self._id_lock = conn
 
     def reader(self) -> ClusterStore:
         """The readers' store (lake ∪ local spans, users' SQL over the cluster views)."""
@@ -131,6 +152,9 @@ class ClusterNode:
             if self._read_conn is not None:
                 self._read_conn.close()
                 self._read_conn = None
+        if self._id_lock is not None:
+            self._id_lock.close()  # the session's advisory lock goes with it
+            self._id_lock = None
 
     def _run(self) -> None:
         flusher = self.flusher

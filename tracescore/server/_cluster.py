@@ -82,8 +82,14 @@ async def cluster_lifespan(app: FastAPI) -> AsyncIterator[None]:
     if node is None:
         yield
         return
+    from tracescore.cluster import ClusterError
+
     store = app.state.store
-    app.state.store = await asyncio.to_thread(node.start, store)
+    try:
+        app.state.store = await asyncio.to_thread(node.start, store)
+    except ClusterError as exc:
+        app.state.startup_error = f"cluster node {node.node_id}: {exc}"
+        raise
     try:
         yield
     finally:
