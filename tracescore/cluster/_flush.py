@@ -41,7 +41,14 @@ from typing import Any
 
 from ._config import ClusterSettings
 from ._errors import FlushFailed
-from ._lake import LAKE, lake_tables, rollback, snapshot_tag, with_catalog_retry
+from ._lake import (
+    LAKE,
+    Discard,
+    lake_tables,
+    snapshot_tag,
+    transaction,
+    with_catalog_retry,
+)
 from ._pg_rows import columns_from_arrow, insert_columns, insert_rows
 from ._pg_schema import PgTable, pg_tables
 from ._traces_fold import fold_sql, lock_traces
@@ -297,52 +304,44 @@ class Flusher:
 
     def _lake_transaction(self) -> tuple[FlushMark, _Window] | None:
         """One attempt: the new marks, the copies and the tag in one lake transaction."""
-        cur = self.store.cursor()
         local = f'"{self._local}".main'
-        try:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                committed = self.lake_mark(cur)
-                if committed.flush_no != self.mark.flush_no:
-                    # An attempt whose commit seemed to fail had committed: do not copy it
-                    # again; its traces upsert and note follow as for any flush.
-                    log.warning("flush %d of node %s had committed after all; not copying it "
-                                "again", committed.flush_no, self.node_id)
-                    rollback(cur)
-                    return committed, _Window(committed.span_mark, committed.calls_mark)
-                m0, c0 = committed.span_mark, committed.calls_mark
-                window = self._window(cur, local, m0, c0)
-                if window is None:
-                    rollback(cur)
-                    return None
-                flush_no = committed.flush_no + 1
-                counts = window.counts
-                counts["spans"] = self._copy(cur, local, "spans", m0, window.spans_to)
-                counts["logs"] = self._copy(cur, local, "logs", m0, window.spans_to)
-                counts["model_calls"] = self._copy_calls(cur, local, c0, window.calls_to)
-                mark = FlushMark(flush_no, window.spans_to, window.calls_to)
-                counts["traces"] = int(cur.execute(
-                    f"SELECT count(*) FROM {local}.traces WHERE {_TOUCHED}",
-                    _touched_params(committed, mark)).fetchone()[0])
-                names = lake_tables()["flushes"]
-                values = {"node_id": self.node_id, "flush_no": flush_no,
-                          "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
-                          **counts, "flushed_at": self._clock()}
-                cur.execute(
-                    f"INSERT INTO {LAKE}.flushes ({', '.join(n for n, _ in names)}) VALUES "
-                    f"({', '.join('?' for _ in names)})", [values[n] for n, _ in names])
-                tag = snapshot_tag(self.node_id, flush_no, mark.span_mark, mark.calls_mark)
-                cur.execute(f"CALL {LAKE}.set_commit_message(?, ?, extra_info => ?)",
-                            [f"tracescore {self.node_id}",
-                             f"flush {flush_no} of node {self.node_id}", tag])
-                cur.execute(f"SET ducklake_retry_wait_ms = {random.randint(10, 60)}")
-                cur.execute("COMMIT")
-            except BaseException:
-                rollback(cur)
-                raise
-        finally:
-            cur.close()
-        return mark, window
+        out: tuple[FlushMark, _Window] | None = None
+        with transaction(self.store) as cur:
+            committed = self.lake_mark(cur)
+            if committed.flush_no != self.mark.flush_no:
+                # An attempt whose commit seemed to fail had committed: do not copy it again;
+                # its note and traces upsert follow as for any flush.
+                log.warning("flush %d of node %s had committed after all; not copying it "
+                            "again", committed.flush_no, self.node_id)
+                out = committed, _Window(committed.span_mark, committed.calls_mark)
+                raise Discard
+            m0, c0 = committed.span_mark, committed.calls_mark
+            window = self._window(cur, local, m0, c0)
+            if window is None:
+                raise Discard
+            flush_no = committed.flush_no + 1
+            counts = window.counts
+            counts["spans"] = self._copy(cur, local, "spans", m0, window.spans_to)
+            counts["logs"] = self._copy(cur, local, "logs", m0, window.spans_to)
+            counts["model_calls"] = self._copy_calls(cur, local, c0, window.calls_to)
+            mark = FlushMark(flush_no, window.spans_to, window.calls_to)
+            counts["traces"] = int(cur.execute(
+                f"SELECT count(*) FROM {local}.traces WHERE {_TOUCHED}",
+                _touched_params(committed, mark)).fetchone()[0])
+            names = lake_tables()["flushes"]
+            values = {"node_id": self.node_id, "flush_no": flush_no,
+                      "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
+                      **counts, "flushed_at": self._clock()}
+            cur.execute(
+                f"INSERT INTO {LAKE}.flushes ({', '.join(n for n, _ in names)}) VALUES "
+                f"({', '.join('?' for _ in names)})", [values[n] for n, _ in names])
+            tag = snapshot_tag(self.node_id, flush_no, mark.span_mark, mark.calls_mark)
+            cur.execute(f"CALL {LAKE}.set_commit_message(?, ?, extra_info => ?)",
+                        [f"tracescore {self.node_id}",
+                         f"flush {flush_no} of node {self.node_id}", tag])
+            cur.execute(f"SET ducklake_retry_wait_ms = {random.randint(10, 60)}")
+            out = mark, window
+        return out
 
     def _window(self, cur: Any, local: str, m0: datetime, c0: datetime) -> _Window | None:
         spans_to = cur.execute(

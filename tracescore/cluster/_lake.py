@@ -16,7 +16,8 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -162,6 +163,30 @@ def with_catalog_retry(fn: Callable[[], T], *, attempts: int = 5, base_s: float 
     raise AssertionError("unreachable")
 
 
+@contextmanager
+def transaction(store: Any) -> Iterator[Any]:
+    """A cursor of ``store`` inside one transaction, committed when the block ends and rolled
+    back when it raises (``Discard`` rolls back quietly)."""
+    cur = store.cursor()
+    try:
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+        except Discard:
+            rollback(cur)
+            return
+        except BaseException:
+            rollback(cur)
+            raise
+        cur.execute("COMMIT")
+    finally:
+        cur.close()
+
+
+class Discard(Exception):  # noqa: N818 - a signal, not an error
+    """Raised inside ``transaction`` to roll it back without an error."""
+
+
 def rollback(conn: Any) -> None:
     """Roll back ``conn``'s transaction if one is open."""
     try:
@@ -188,7 +213,9 @@ __all__ = [
     "lake_tables",
     "load_extensions",
     "quote",
+    "Discard",
     "rollback",
+    "transaction",
     "snapshot_tag",
     "with_catalog_retry",
 ]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._config import ClusterSettings
-from ._lake import LAKE, rollback, with_catalog_retry
+from ._lake import LAKE, transaction, with_catalog_retry
 
 log = logging.getLogger(__name__)
 
@@ -109,17 +109,8 @@ class Maintenance:
 
 
 def _one(store: Any, sql: str, params: list[Any]) -> int:
-    cur = store.cursor()
-    try:
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            row = cur.execute(sql, params).fetchone()
-            cur.execute("COMMIT")
-        except BaseException:
-            rollback(cur)
-            raise
-    finally:
-        cur.close()
+    with transaction(store) as cur:
+        row = cur.execute(sql, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
