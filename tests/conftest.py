@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,12 +24,21 @@ CLUSTER_SUITE = bool(os.environ.get("TRACESCORE_CLUSTER_SUITE"))
 collect_ignore = [] if CLUSTER_SUITE else ["cluster"]
 
 
-def pytest_report_header() -> str:
-    """Say whether tests/cluster is in this run, and why not."""
+def _cluster_note() -> str:
     if CLUSTER_SUITE:
         return "tests/cluster: included (TRACESCORE_CLUSTER_SUITE is set)"
     return ("tests/cluster: not collected here (it needs the [cluster] extra and PostgreSQL); "
             "run it with `make test-cluster`")
+
+
+def pytest_report_header() -> str:
+    """Say whether tests/cluster is in this run, and why not (verbose runs)."""
+    return _cluster_note()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The same at the end of every run, quiet ones too (``make test`` runs with -q)."""
+    terminalreporter.write_line(_cluster_note())
 
 
 @pytest.fixture(autouse=True)
