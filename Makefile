@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed.stamp
 
-.PHONY: serve test lint bench test-collectors clean
+.PHONY: serve test lint bench test-collectors test-cluster bench-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,5 +38,24 @@ bench: $(STAMP)
 test-collectors: $(STAMP)
 	$(BIN)/python -m pytest -q tests/collectors/js_examples.py $(PYTEST_ARGS)
 
+## test-cluster: the cluster suite (tests/cluster) in its own environment, .venv-cluster, with
+## the [cluster] extra (duckdb 1.5.5, DuckLake, psycopg); needs PostgreSQL 15 binaries
+## (apt: postgresql), which .ci/run installs
+CLUSTER_VENV := .venv-cluster
+CLUSTER_STAMP := $(CLUSTER_VENV)/.installed.stamp
+
+$(CLUSTER_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(CLUSTER_VENV)
+	$(CLUSTER_VENV)/bin/pip install --quiet --upgrade pip
+	$(CLUSTER_VENV)/bin/pip install --quiet -e '.[dev,cluster]'
+	touch $(CLUSTER_STAMP)
+
+test-cluster: $(CLUSTER_STAMP)
+	TRACESCORE_CLUSTER_SUITE=1 $(CLUSTER_VENV)/bin/python -m pytest -q tests/cluster $(PYTEST_ARGS)
+
+## bench-cluster: cluster mode's storage figures (flush CPU, catalog retries, bounded lookup)
+bench-cluster: $(CLUSTER_STAMP)
+	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(CLUSTER_VENV) build *.egg-info

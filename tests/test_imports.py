@@ -23,6 +23,7 @@ FORBIDDEN = {
     "tracescore.store": ("litellm", "fastapi", "grpc", "apscheduler"),
     "tracescore.live": ("litellm", "fastapi", "grpc"),
     "tracescore.cli": HEAVY,
+    "tracescore.cluster": (*HEAVY, "psycopg"),
 }
 
 # room -> tracescore rooms it must not import (DESIGN.md's arrows point one way).
@@ -37,6 +38,7 @@ ARROWS = {
     "tracescore.ingest": ("scoring", "scorers", "evals", "traces", "live", "server"),
     "tracescore.store": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
     "tracescore.live": ("server", "evals"),
+    "tracescore.cluster": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
 }
 
 

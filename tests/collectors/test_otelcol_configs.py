@@ -37,7 +37,7 @@ def components(config: dict[str, Any]) -> list[tuple[str, str]]:
     return refs
 
 
-@pytest.mark.parametrize("name", ["forward.yaml", "loadbalancing.yaml"])
+@pytest.mark.parametrize("name", ["forward.yaml", "loadbalancing.yaml", "cluster.yaml"])
 def test_every_pipeline_component_is_defined_and_used(name: str) -> None:
     config = load(name)
     refs = components(config)
@@ -53,7 +53,7 @@ def test_every_pipeline_component_is_defined_and_used(name: str) -> None:
         assert "batch" in pipeline["processors"]
 
 
-@pytest.mark.parametrize("name", ["forward.yaml", "loadbalancing.yaml"])
+@pytest.mark.parametrize("name", ["forward.yaml", "loadbalancing.yaml", "cluster.yaml"])
 def test_receiver_takes_otlp_grpc_and_http_on_the_standard_ports(name: str) -> None:
     protocols = load(name)["receivers"]["otlp"]["protocols"]
     assert protocols["grpc"]["endpoint"].endswith(":4317")
@@ -96,3 +96,19 @@ def test_loadbalancing_routes_by_trace_id_to_every_instance_over_grpc() -> None:
     assert len(set(hostnames)) == len(hostnames)
     for host in hostnames:
         assert re.fullmatch(r"[\w.-]+:\d+", host), f"{host}: want host:port (no scheme)"
+
+
+def test_cluster_routes_by_trace_id_to_the_nodes_found_by_dns() -> None:
+    config = load("cluster.yaml", {"TRACESCORE_API_KEY": "k-9",
+                                   "TRACESCORE_NODES_DNS": "nodes.example.internal"})
+    exporter = config["exporters"]["loadbalancing"]
+    assert exporter["routing_key"] == "traceID"
+    otlp = exporter["protocol"]["otlp"]
+    assert "endpoint" not in otlp, "the loadbalancing exporter sets each node's endpoint"
+    assert otlp["compression"] == "gzip"
+    assert otlp["retry_on_failure"]["enabled"] is True
+    assert otlp["headers"]["authorization"] == "Bearer k-9"
+    dns = exporter["resolver"]["dns"]
+    assert dns["hostname"] == "nodes.example.internal"
+    assert dns["port"] == 4317
+    assert load("cluster.yaml")["exporters"]["loadbalancing"]["resolver"]["dns"]["hostname"]

@@ -10,7 +10,7 @@ import math
 import secrets
 from typing import Any
 
-from traces.helpers import INDEX, fixture_rows
+from traces.helpers import INDEX, fixture_logs, fixture_rows
 
 from tracescore.model import ScorerRun
 from tracescore.testing import Reply
@@ -36,16 +36,16 @@ def rows_of(folder: str, scenario: str) -> list[dict[str, Any]]:
     return [copy.deepcopy(r) for r in fixture_rows(folder) if r["trace_id"] == wanted]
 
 
-def trace_of(rows: list[dict[str, Any]]) -> Trace:
-    """The trace of span rows (one trace id)."""
-    return Trace.from_rows(rows, trace_id=rows[0]["trace_id"])
+def trace_of(rows: list[dict[str, Any]], logs: Any = ()) -> Trace:
+    """The trace of span rows (one trace id), with the log records joined to its spans."""
+    return Trace.from_rows(rows, logs=logs, trace_id=rows[0]["trace_id"])
 
 
 def traced_run(rows: list[dict[str, Any]], scorer_type: str | None = "agent",
-               *, document: bool = True) -> ScorerRun:
+               *, document: bool = True, logs: Any = ()) -> ScorerRun:
     """The run a scorer of ``scorer_type`` sees for the trace's default target, with its trace
     document in ``request_context`` (lazily, as the live scorer passes it)."""
-    trace = trace_of(rows)
+    trace = trace_of(rows, logs)
     run = trace_to_scorer_run(trace, scorer_type=scorer_type)
     if not document:
         return run
@@ -54,8 +54,11 @@ def traced_run(rows: list[dict[str, Any]], scorer_type: str | None = "agent",
 
 
 def fixture_run(folder: str, scenario: str, scorer_type: str | None = "agent") -> ScorerRun:
-    """``traced_run`` of a captured trace."""
-    return traced_run(rows_of(folder, scenario), scorer_type)
+    """``traced_run`` of a captured trace (with its log records: Semantic Kernel and OpenLIT send
+    message content as logs)."""
+    wanted = trace_id(folder, scenario)
+    logs = [log for log in fixture_logs(folder) if log.get("trace_id") == wanted]
+    return traced_run(rows_of(folder, scenario), scorer_type, logs=logs)
 
 
 def first_model_call(rows: list[dict[str, Any]]) -> dict[str, Any]:

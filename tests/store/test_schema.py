@@ -74,12 +74,13 @@ def test_span_times_are_timestamp_ns(store: Store) -> None:
 
 def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     path = tmp_path / "x.duckdb"
+
     with Store(path) as first:
-        first_rows = first.read("SELECT version FROM schema_version")
+        first_rows = first.read("SELECT version FROM schema_version ORDER BY version")
     with Store(path) as second:
-        second_rows = second.read("SELECT version FROM schema_version")
-    applied = [{"version": version} for version, _, _ in MIGRATIONS]  # numbers may have gaps
-    assert first_rows == second_rows == applied and applied[-1]["version"] == SCHEMA_VERSION
+        second_rows = second.read("SELECT version FROM schema_version ORDER BY version")
+    # Migration numbers may have gaps (parallel work takes numbers ahead).
+    assert first_rows == second_rows == [{"version": m[0]} for m in MIGRATIONS]
 
 
 def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
@@ -90,7 +91,6 @@ def test_a_version_2_database_gains_the_dataset_tables_and_scores_experiment_id(
     experiment id write and read back."""
     import duckdb
 
-    from tracescore.store import MIGRATIONS
 
     path = tmp_path / "old.duckdb"
     conn = duckdb.connect(str(path))
@@ -145,7 +145,6 @@ def test_a_version_4_database_loses_the_spans_key_index_and_keeps_spans_unique(
     from ingest.otlp_payloads import traces_request
 
     from tracescore.ingest import decode_traces_protobuf
-    from tracescore.store import MIGRATIONS
 
     path = tmp_path / "v4.duckdb"
     with Store(path) as store:  # a database of today's schema, with three spans
@@ -172,7 +171,6 @@ def test_a_version_5_database_loses_the_traces_key_index_and_keeps_one_row_per_t
     from ingest.otlp_payloads import traces_request
 
     from tracescore.ingest import decode_traces_protobuf
-    from tracescore.store import MIGRATIONS
 
     path = tmp_path / "v5.duckdb"
     first = traces_request(3, trace_id=b"\x06" * 16).SerializeToString()

@@ -40,6 +40,7 @@ LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 DEFAULT_HOOKS: tuple[str, ...] = (
     "tracescore.server._live:live_lifespan",
     "tracescore.server._totals:totals_lifespan",
+    "tracescore.server._cluster:cluster_lifespan",
 )
 """Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing)."""
 
@@ -49,6 +50,7 @@ DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._live:mount_live",
     "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",
+    "tracescore.server._cluster:mount_cluster",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
 
@@ -72,10 +74,16 @@ def default_hooks() -> list[LifespanHook]:
     return [hook for hook in (_resolve(name) for name in DEFAULT_HOOKS) if hook is not None]
 
 
-def open_store(settings: Settings) -> Any:
-    """The Store ``settings`` describe (not yet opened)."""
+def open_store(settings: Settings, *, cluster: Any = None) -> Any:
+    """The Store ``settings`` describe (not yet opened); ``cluster``, a ``ClusterNode``, is
+    plugged into its connections (cluster mode)."""
     from tracescore.store import CheckpointPolicy, Store
 
+    on_connect = None
+    if cluster is not None:
+        from ._cluster import store_hook
+
+        on_connect = store_hook(cluster)
     return Store(
         settings.db,
         sql_row_limit=settings.sql_row_limit,
@@ -87,6 +95,7 @@ def open_store(settings: Settings) -> Any:
         memory_limit=settings.duckdb_memory_limit or None,
         checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes,
                                     vacuum=settings.duckdb_vacuum),
+        on_connect=on_connect,
     )
 
 
@@ -95,7 +104,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state = app.state
     store = state.store  # ``serve`` opens it before uvicorn starts; else it is opened here
     if store is None:
-        store = open_store(state.settings)
+        store = open_store(state.settings, cluster=getattr(state, "cluster", None))
     if not store.is_open:
         await asyncio.to_thread(store.open)
     state.store = store
@@ -153,6 +162,7 @@ def create_app(
     app.state.settings = settings
     app.state.store = None
     app.state.decode_pool = None
+    app.state.cluster = None
     app.state.grpc_server = None
     app.state.grpc_port = None
     app.state.ingest_stats = IngestStats()

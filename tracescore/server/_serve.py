@@ -67,7 +67,7 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
         if settings.grpc:
             check_port_free(settings.host, settings.grpc_port, flag="--grpc-port",
                             what="OTLP/gRPC")
-        store = open_store(settings)
+        store = open_store(settings, cluster=getattr(app.state, "cluster", None))
         open_database(store, settings.db)
         app.state.store = store
         app.state.http_port = int(http_socket.getsockname()[1])

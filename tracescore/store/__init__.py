@@ -38,14 +38,16 @@ from ._judge_cache import StoreJudgeCache
 from ._model_calls import ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._protocol import StoreLike
-from ._query import QueryAnswer, QueryResult
+from ._query import QueryAnswer, QueryResult, run_query
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
-from ._store import Store, score_rows_writer
+from ._store import LOG_ROWS_SELECT, SPAN_ROWS_SELECT, Store, score_rows_writer
+from ._traces_table import STALE_PREDICATE
 from ._writer import WriterStats
 
 __all__ = [
     "LOG_COLUMNS",
     "LOG_JSON_COLUMNS",
+    "LOG_ROWS_SELECT",
     "SPAN_COLUMNS",
     "SPAN_JSON_COLUMNS",
     "LogBatch",
@@ -55,6 +57,8 @@ __all__ = [
     "PRIMARY_KEYS",
     "SCHEMA_VERSION",
     "SPAN_INPUT_COLUMNS",
+    "SPAN_ROWS_SELECT",
+    "STALE_PREDICATE",
     "TABLES",
     "BatchTooLarge",
     "DuplicateRows",
@@ -81,6 +85,7 @@ __all__ = [
     "opened_store",
     "ready_query",
     "rows_table",
+    "run_query",
     "score_rows_writer",
     "stale_count_sql",
     "to_json_text",

@@ -212,6 +212,19 @@ DECISION_HISTORY: tuple[tuple[str, str], ...] = (
     ("archived_by", "VARCHAR"),
 )
 """Columns of ``scoring_decision_history``: decisions a rescore replaced, as they were."""
+CLUSTER_FLUSHES: tuple[tuple[str, str], ...] = (
+    ("node_id", "VARCHAR NOT NULL"),
+    ("flush_no", "BIGINT NOT NULL"),
+    ("span_mark", "TIMESTAMP"),
+    ("calls_mark", "TIMESTAMP"),
+    ("spans", "BIGINT"),
+    ("logs", "BIGINT"),
+    ("model_calls", "BIGINT"),
+    ("traces", "BIGINT"),
+    ("flushed_at", "TIMESTAMP"),
+)
+"""Columns of ``cluster_flushes``: a cluster node's note of each flush to the lake (empty on a
+single node; documented in docs/cluster.md). The lake's ``flushes`` table has the same."""
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
@@ -225,6 +238,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     **DATASET_TABLES,
     "judge_cache": JUDGE_CACHE,
     "scoring_decision_history": DECISION_HISTORY,
+    "cluster_flushes": CLUSTER_FLUSHES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -240,6 +254,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     **DATASET_PRIMARY_KEYS,
     "judge_cache": ("key",),
     "scoring_decision_history": (),
+    "cluster_flushes": ("node_id", "flush_no"),
 }
 
 TRACES_VIEW = """
@@ -382,6 +397,8 @@ MIGRATIONS: list[Migration] = [
         "repetition)", keyed_results_statements),
     (9, "judge_cache; judge_executions.cached and saved_cost; scores.cost_source and "
         "decided_by; scoring_decision_history", _judge_runs),
+    (10, "cluster_flushes: a cluster node's note of its flushes to the lake",
+     lambda: [_create_table("cluster_flushes")]),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

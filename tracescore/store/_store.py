@@ -68,6 +68,10 @@ _LOGS_SINCE_SQL = _LOG_ROWS + """
 FROM logs WHERE received_at >= ? AND trace_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY trace_id, coalesce(log_time, observed_time), observed_time, log_id
 """
+SPAN_ROWS_SELECT = _SPAN_ROWS
+"""The SELECT list of span row dicts (INTERFACES.md), for readers that pick rows elsewhere."""
+LOG_ROWS_SELECT = _LOG_ROWS
+"""The SELECT list of log row dicts (INTERFACES.md)."""
 _SPAN_JSON = ("attributes", "resource_attributes", "events", "links")
 _LOG_JSON = ("body", "attributes", "resource_attributes")
 
@@ -104,6 +108,9 @@ class Store:
         external_access: leave DuckDB's file/network access on (trusted CLI export only).
         checkpoint: when the writer checkpoints (``CheckpointPolicy``; DuckDB's own automatic
             checkpoint, which would run inside a request's commit, is pushed out of reach).
+        on_connect: called with each new connection after its migrations and before external
+            access is switched off (cluster mode attaches the lake and PostgreSQL there); it
+            returns directories the database may still read and write afterwards.
         trace_hash_bits: bits of each trace id's hash the writer's index of stored traces
             keeps (``TraceIndex``); fewer make distinct ids share hashes, so the ``traces``
             maintenance takes its exact path often (for tests).
@@ -129,8 +136,10 @@ class Store:
         external_access: bool = False,
         checkpoint: CheckpointPolicy | None = None,
         trace_hash_bits: int = 64,
+        on_connect: Callable[[Any], Sequence[str]] | None = None,
     ) -> None:
         self.path = str(path)
+        self._on_connect = on_connect
         self._trace_hash_bits = trace_hash_bits
         self._checkpoint = checkpoint or CheckpointPolicy()
         self.read_only = read_only
@@ -207,10 +216,15 @@ class Store:
             if not self.read_only:
                 version = migrate(conn)
                 log.info("opened %s (schema version %d)", self.path, version)
+            allowed: list[str] = []
+            if self._on_connect is not None:
+                allowed += self._on_connect(conn)
             if not self._external_access:
                 if self._export_dir is None:
                     self._export_dir = tempfile.mkdtemp(prefix="tracescore-export-")
-                conn.execute(f"SET allowed_directories = ['{self._export_dir}/']")
+                allowed.insert(0, f"{self._export_dir}/")
+                listed = ", ".join("'" + path.replace("'", "''") + "'" for path in allowed)
+                conn.execute(f"SET allowed_directories = [{listed}]")
                 conn.execute("SET enable_external_access = false")
         except BaseException:
             conn.close()
@@ -653,4 +667,4 @@ def score_rows_writer(
     return write
 
 
-__all__ = ["QueryResult", "Store", "score_rows_writer"]
+__all__ = ["LOG_ROWS_SELECT", "SPAN_ROWS_SELECT", "QueryResult", "Store", "score_rows_writer"]

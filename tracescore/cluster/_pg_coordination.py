@@ -1,0 +1,224 @@
+"""``PgCoordination``: the coordination protocol on PostgreSQL (``tracescore`` schema).
+
+Claims use ``FOR UPDATE SKIP LOCKED`` over the open decisions (a partial index holds them), so
+nodes claiming at once take different pairs without waiting on each other; the claim sets
+``owner``, ``lease_until`` and ``fence = fence + 1`` in the same statement. ``complete`` is an
+``UPDATE … WHERE owner = %s AND fence = %s`` followed by the score and execution inserts, in
+one transaction: if the update finds no row, the transaction is rolled back and only the
+executions are written. Methods are synchronous and thread-safe (one connection behind a lock);
+call them from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ._coordination import Claim, PairId, Row, Spend
+from ._pg_rows import insert_rows
+from ._pg_schema import SCHEMA, PgTable, pg_tables
+
+OPEN = ("pending", "retrying", "over_budget")
+
+_CLAIM_SQL = f"""
+WITH due AS (
+    SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version
+    FROM {SCHEMA}.scoring_decisions d
+    JOIN unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
+      ON d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
+    WHERE d.decision IN ('pending', 'retrying', 'over_budget')
+      AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
+      AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+    ORDER BY coalesce(d.next_attempt_at, d.created_at), d.created_at
+    LIMIT %(limit)s
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE {SCHEMA}.scoring_decisions d
+SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
+FROM due
+WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
+  AND d.scorer_version = due.scorer_version
+RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
+          d.created_at, d.session_id, d.fence
+"""
+
+_HELD = """d.trace_id = c.trace_id AND d.span_id = c.span_id AND d.scorer_id = c.scorer_id
+  AND d.scorer_version = c.scorer_version AND d.owner = c.owner AND d.fence = c.fence"""
+
+_CLAIMS = """unnest(%(t)s::text[], %(s)s::text[], %(i)s::text[], %(v)s::text[], %(o)s::text[],
+                    %(f)s::bigint[]) AS c(trace_id, span_id, scorer_id, scorer_version, owner,
+                                          fence)"""
+
+_RENEW_SQL = f"""
+UPDATE {SCHEMA}.scoring_decisions d SET lease_until = %(lease)s FROM {_CLAIMS}
+WHERE {_HELD}
+RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version
+"""
+
+_RELEASE_SQL = f"""
+UPDATE {SCHEMA}.scoring_decisions d SET owner = NULL, lease_until = NULL FROM {_CLAIMS}
+WHERE {_HELD}
+"""
+
+_COMPLETE_SQL = f"""
+UPDATE {SCHEMA}.scoring_decisions d
+SET decision = %(decision)s, attempts = %(attempts)s, last_error = %(last_error)s,
+    next_attempt_at = %(next_attempt_at)s, score_id = %(score_id)s, updated_at = %(updated_at)s,
+    owner = NULL, lease_until = NULL
+WHERE d.trace_id = %(trace_id)s AND d.span_id = %(span_id)s AND d.scorer_id = %(scorer_id)s
+  AND d.scorer_version = %(scorer_version)s AND d.owner = %(owner)s AND d.fence = %(fence)s
+"""
+
+_SPEND_SQL = f"""
+SELECT
+  coalesce(sum(cost_amount) FILTER (WHERE created_at >= %(hour)s
+                                    AND coalesce(cost_unit, 'USD') = 'USD'), 0),
+  coalesce(sum(cost_amount) FILTER (WHERE coalesce(cost_unit, 'USD') = 'USD'), 0),
+  coalesce(sum(coalesce(total_tokens, coalesce(input_tokens, 0) + coalesce(output_tokens, 0)))
+           FILTER (WHERE created_at >= %(hour)s), 0)
+FROM {SCHEMA}.judge_executions WHERE created_at >= %(day)s
+"""
+
+
+def _claims_params(claims: Sequence[Claim]) -> dict[str, list[Any]]:
+    return {"t": [c.trace_id for c in claims], "s": [c.span_id for c in claims],
+            "i": [c.scorer_id for c in claims], "v": [c.scorer_version for c in claims],
+            "o": [c.owner for c in claims], "f": [c.fence for c in claims]}
+
+
+class PgCoordination:
+    """``Coordination`` on PostgreSQL; ``connect`` opens a psycopg connection."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        self._connect = connect
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._tables: dict[str, PgTable] = pg_tables()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = self._connect()
+            try:
+                with self._conn.transaction(), self._conn.cursor() as cur:
+                    yield cur
+            except Exception:
+                if self._conn.broken:
+                    self._conn.close()
+                    self._conn = None
+                raise
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def decided(self, trace_ids: Sequence[str]) -> set[tuple[str, str, str]]:
+        """See ``Coordination.decided``."""
+        with self._transaction() as cur:
+            cur.execute(f"SELECT DISTINCT trace_id, scorer_id, scorer_version FROM "
+                        f"{SCHEMA}.scoring_decisions WHERE trace_id = ANY(%s::text[])",
+                        [list(trace_ids)])
+            return {(r[0], r[1], r[2]) for r in cur.fetchall()}
+
+    def record_decisions(self, decisions: Sequence[Row], scores: Sequence[Row] = ()
+                         ) -> set[PairId]:
+        """See ``Coordination.record_decisions``."""
+        now = _utc_now()
+        with self._transaction() as cur:
+            inserted = insert_rows(
+                cur, self._tables["scoring_decisions"], decisions, conflict="nothing",
+                returning=("trace_id", "span_id", "scorer_id", "scorer_version", "score_id"),
+                defaults={"attempts": 0, "created_at": now, "updated_at": now})
+            score_ids = {row[4] for row in inserted if row[4] is not None}
+            mine = [row for row in scores if row.get("score_id") in score_ids]
+            insert_rows(cur, self._tables["scores"], mine, conflict="nothing",
+                        defaults={"created_at": now})
+        return {(r[0], r[1], r[2], r[3]) for r in inserted}
+
+    def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
+              limit: int, lease_s: float) -> list[Claim]:
+        """See ``Coordination.claim``."""
+        if not versions or limit <= 0:
+            return []
+        lease = now + timedelta(seconds=lease_s)
+        with self._transaction() as cur:
+            cur.execute(_CLAIM_SQL, {"ids": [v[0] for v in versions],
+                                     "versions": [v[1] for v in versions], "now": now,
+                                     "limit": limit, "owner": owner, "lease": lease})
+            rows = cur.fetchall()
+        return [Claim(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0), r[6], r[7], owner,
+                      int(r[8]), lease) for r in rows]
+
+    def renew(self, claims: Sequence[Claim], *, now: datetime, lease_s: float) -> list[Claim]:
+        """See ``Coordination.renew``."""
+        if not claims:
+            return []
+        lease = now + timedelta(seconds=lease_s)
+        with self._transaction() as cur:
+            cur.execute(_RENEW_SQL, {**_claims_params(claims), "lease": lease})
+            held = {(r[0], r[1], r[2], r[3]) for r in cur.fetchall()}
+        return [_with_lease(c, lease) for c in claims if c.pair in held]
+
+    def record_executions(self, executions: Sequence[Row]) -> None:
+        """See ``Coordination.record_executions``."""
+        if not executions:
+            return
+        with self._transaction() as cur:
+            insert_rows(cur, self._tables["judge_executions"], executions, conflict="nothing")
+
+    def complete(self, claim: Claim, *, decision: Row, scores: Sequence[Row] = (),
+                 executions: Sequence[Row] = ()) -> bool:
+        """See ``Coordination.complete``."""
+        params = {
+            "decision": decision["decision"], "attempts": decision.get("attempts", 0),
+            "last_error": decision.get("last_error"),
+            "next_attempt_at": decision.get("next_attempt_at"),
+            "score_id": decision.get("score_id"),
+            "updated_at": decision.get("updated_at") or _utc_now(),
+            "trace_id": claim.trace_id, "span_id": claim.span_id,
+            "scorer_id": claim.scorer_id, "scorer_version": claim.scorer_version,
+            "owner": claim.owner, "fence": claim.fence,
+        }
+        with self._transaction() as cur:
+            cur.execute(_COMPLETE_SQL, params)
+            if cur.rowcount == 1:
+                insert_rows(cur, self._tables["scores"], scores, conflict="nothing")
+                insert_rows(cur, self._tables["judge_executions"], executions,
+                            conflict="nothing")
+                return True
+        self.record_executions(executions)
+        return False
+
+    def release(self, claims: Sequence[Claim]) -> None:
+        """See ``Coordination.release``."""
+        if claims:
+            with self._transaction() as cur:
+                cur.execute(_RELEASE_SQL, _claims_params(claims))
+
+    def spend(self, now: datetime) -> Spend:
+        """See ``Coordination.spend``."""
+        with self._transaction() as cur:
+            cur.execute(_SPEND_SQL, {"hour": now - timedelta(hours=1),
+                                     "day": now - timedelta(days=1)})
+            row = cur.fetchone()
+        return Spend(float(row[0]), float(row[1]), int(row[2]))
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _with_lease(claim: Claim, lease: datetime) -> Claim:
+    return Claim(claim.trace_id, claim.span_id, claim.scorer_id, claim.scorer_version,
+                 claim.decision, claim.attempts, claim.created_at, claim.session_id,
+                 claim.owner, claim.fence, lease)
+
+
+__all__ = ["OPEN", "PgCoordination"]

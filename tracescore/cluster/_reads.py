@@ -1,0 +1,119 @@
+"""``ClusterStore``: a cluster node's store as readers see it.
+
+One span-store interface for readers, two implementations: ``tracescore.store.Store`` (one
+file) and this (the lake ∪ the node's rows not yet flushed). ``fetch_trace_rows`` and
+``fetch_trace_logs`` read a trace from the lake bounded by its PostgreSQL ``traces`` row's
+arrival range (the lake prunes files by their ``received_at`` bounds, so a lookup reads a few
+files however large the lake is) plus this node's rows past its flusher's mark (pruned by the
+local file's ``received_at`` zone maps), keeping one row per span (a request sent to two nodes
+stores its spans twice, and a flush committing meanwhile shows rows on both sides). ``query``
+runs users' SQL in the ``cluster`` catalog (``_views.py``). Everything else is the local
+``Store``: the writer, the trusted reads live scoring and the totals maintainer make of the
+node's own rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from ._lake import LAKE
+from ._views import CLUSTER
+
+LOG_LEAD = timedelta(minutes=10)
+"""How far outside a trace's span arrivals its log records are looked for."""
+
+
+class ClusterStore:
+    """The node's ``Store`` with cluster-wide reads (see the module docstring).
+
+    ``arrival_range(trace_id)`` gives the trace's (first, last) arrival from PostgreSQL, or
+    None when no node has flushed it yet.
+    """
+
+    def __init__(self, store: Any, *, local: str,
+                 arrival_range: Callable[[str], tuple[datetime, datetime] | None],
+                 span_mark: Callable[[], datetime]) -> None:
+        self.local_store = store
+        self._local = local
+        self._arrival_range = arrival_range
+        self._span_mark = span_mark
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local_store, name)
+
+    # -- users' SQL -----------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None, *,
+              row_limit: int | None = None, timeout_s: float | None = None,
+              max_bytes: int | None = None) -> Any:
+        """``Store.query`` over the cluster views (lake ∪ local, PostgreSQL tables)."""
+        from tracescore.store import run_query
+
+        store = self.local_store
+        cursor = store.cursor()
+        try:
+            cursor.execute(f"USE {CLUSTER}")
+            return run_query(
+                cursor, sql, params,
+                row_limit=store.sql_row_limit if row_limit is None else row_limit,
+                timeout_s=store.sql_timeout_s if timeout_s is None else timeout_s,
+                max_bytes=store.sql_max_bytes if max_bytes is None else max_bytes)
+        finally:
+            cursor.close()
+
+    async def aquery(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None,
+                     *, row_limit: int | None = None, timeout_s: float | None = None,
+                     max_bytes: int | None = None) -> Any:
+        """``query`` in a worker thread."""
+        return await asyncio.to_thread(self.query, sql, params, row_limit=row_limit,
+                                       timeout_s=timeout_s, max_bytes=max_bytes)
+
+    # -- one trace ------------------------------------------------------------------------
+
+    def _rows(self, table: str, select: str, order: str, trace_id: str, lead: timedelta,
+              json_names: frozenset[str]) -> list[dict[str, Any]]:
+        trace_id = trace_id.lower()
+        here = f'"{self._local}".main.{table}'
+        # The flusher's mark, read before the lake: at most the lake's (a flush committing
+        # meanwhile makes rows show on both sides, and one row per id is kept below).
+        parts = [f"SELECT * FROM {here} WHERE trace_id = ? AND received_at > ?"]
+        params: list[Any] = [trace_id, self._span_mark()]
+        bounds = self._arrival_range(trace_id)
+        if bounds is not None:
+            parts.append(f"SELECT * EXCLUDE (node_id) FROM {LAKE}.main.{table} "
+                         "WHERE trace_id = ? AND received_at >= ? AND received_at <= ?")
+            params += [trace_id, bounds[0] - lead, bounds[1] + lead]
+        key = "span_id" if table == "spans" else "log_id"
+        sql = (f"{select} FROM ({' UNION ALL BY NAME '.join(parts)}) "
+               f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY received_at) = 1 "
+               f"ORDER BY {order}")
+        rows: list[dict[str, Any]] = self.local_store.read(sql, params)
+        for row in rows:
+            for name in json_names:
+                value = row.get(name)
+                if isinstance(value, str):
+                    row[name] = orjson.loads(value)
+        return rows
+
+    def fetch_trace_rows(self, trace_id: str) -> list[dict[str, Any]]:
+        """The spans of one trace (lake ∪ local), ordered by start time."""
+        from tracescore.store import SPAN_JSON_COLUMNS, SPAN_ROWS_SELECT
+
+        return self._rows("spans", SPAN_ROWS_SELECT, "start_time_ns, span_id", trace_id,
+                          timedelta(0), SPAN_JSON_COLUMNS)
+
+    def fetch_trace_logs(self, trace_id: str) -> list[dict[str, Any]]:
+        """The log records of one trace (lake ∪ local), ordered by time."""
+        from tracescore.store import LOG_JSON_COLUMNS, LOG_ROWS_SELECT
+
+        return self._rows("logs", LOG_ROWS_SELECT,
+                          "coalesce(time_unix_nano, observed_time_unix_nano), "
+                          "observed_time_unix_nano", trace_id, LOG_LEAD, LOG_JSON_COLUMNS)
+
+
+__all__ = ["LOG_LEAD", "ClusterStore"]
