@@ -128,8 +128,9 @@ def test_the_documented_config_builds() -> None:
     import tomllib
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "scorers.md").read_text()
-    [block] = [b for b in doc.split("```toml\n")[1:] if 'use = "cascade"' in b]
-    _, registry = load_live_config(tomllib.loads(block.split("```", 1)[0]))
+    blocks = [b.split("```", 1)[0] for b in doc.split("```toml\n")[1:]]
+    [block] = [b for b in blocks if 'use = "cascade"' in b]
+    _, registry = load_live_config(tomllib.loads(block))
     reg = registry.get("relevancy-cascade")
     assert reg is not None and reg.uses_judge
     assert {j.model for j in reg.scorer.judges} == {"openai/gpt-4o-mini", "openai/gpt-4o"}

@@ -77,13 +77,25 @@ def test_no_steps_is_not_scorable_and_the_reason_marks_unplanned_actions() -> No
         "✅ get weather: called\n❌ (unplanned) search flights: never asked")
 
 
-@pytest.mark.parametrize("folder", sorted(INDEX))
+THINKING = "py-dspy-react-openinference"
+"""DSPy's ReAct writes a thought before each tool call (``next_thought``): a stated plan."""
+
+
+@pytest.mark.parametrize("folder", sorted(f for f in INDEX if f != THINKING))
 def test_captures_state_no_plan_so_they_are_not_scorable(folder: str, llm_server: Any) -> None:
     result = create_plan_adherence_scorer(judge(llm_server)).run_sync(
         traced_run(rows_of(folder, "turn1")))
     assert result.score is None and result.not_scorable is not None
     assert (result.not_scorable.step, result.not_scorable.reason) == ("preprocess", NO_PLAN)
     assert llm_server.requests == []
+
+
+def test_a_react_agents_thoughts_are_its_stated_plan(llm_server: Any) -> None:
+    llm_server.script({"steps": []})
+    result = create_plan_adherence_scorer(judge(llm_server)).run_sync(
+        traced_run(rows_of(THINKING, "turn1")))
+    step = result.preprocess_step_result
+    assert step["plan_statements"] >= 1 and "get_weather" in step["plan"]
 
 
 def test_a_stated_plan_is_compared_with_the_steps_taken(llm_server: Any) -> None:

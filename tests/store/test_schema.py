@@ -213,7 +213,7 @@ def test_a_version_6_database_numbers_its_experiment_results(tmp_path: Path) -> 
                  "VALUES ('e', 'b', 's', 0.9)")
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == SCHEMA_VERSION
         order = "ORDER BY item_id, repetition"
         rows = store.read(f"SELECT item_id, repetition, score FROM experiment_results {order}")
         assert [tuple(r.values()) for r in rows] == [
