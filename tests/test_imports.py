@@ -22,6 +22,7 @@ FORBIDDEN = {
     "tracescore.ingest": ("litellm", "duckdb", "fastapi", "apscheduler"),
     "tracescore.store": ("litellm", "fastapi", "grpc", "apscheduler"),
     "tracescore.live": ("litellm", "fastapi", "grpc"),
+    "tracescore.labels": HEAVY,
     "tracescore.cli": HEAVY,
 }
 
@@ -37,7 +38,11 @@ ARROWS = {
     "tracescore.ingest": ("scoring", "scorers", "evals", "traces", "live", "server"),
     "tracescore.store": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
     "tracescore.live": ("server", "evals"),
+    "tracescore.labels": ("evals", "datasets", "traces", "ingest", "live", "server"),
 }
+# The labels room sits above these: none of them may load it.
+for _room in ("model", "scoring", "scorers", "traces", "evals", "datasets", "ingest", "store"):
+    ARROWS[f"tracescore.{_room}"] = (*ARROWS[f"tracescore.{_room}"], "labels")
 
 
 def _loaded_after_import(module: str) -> set[str]:

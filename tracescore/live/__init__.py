@@ -44,12 +44,14 @@ from ._totals import (
     TotalsMaintainer,
     price_calls,
 )
+from ._trust import JudgeTrust
 
 __all__ = [
     "AGENT_TOKEN_KINDS",
     "DURATION_BUCKETS_S",
     "INTERNAL_MARKER",
     "JudgeProbe",
+    "JudgeTrust",
     "TARGETS",
     "AgentSpendStats",
     "BudgetGuard",

@@ -112,6 +112,9 @@ class ScorerEntry(_Strict):
     needs_judge: bool = False
     """Enabled only when a judge model is configured; the factory then gets ``model=`` and
     ``api_base=`` (unless ``args`` sets them)."""
+    alignment: str | None = None
+    """An alignment file written by ``tracescore align``: the scorer runs as that aligned
+    version (its judge's instructions and examples), scored afresh under the version's id."""
 
     @field_validator("filter")
     @classmethod

@@ -292,7 +292,7 @@ class Monitors:
             "event_id": str(uuid.uuid4()), "monitor_id": entry.id, "scorer_id": entry.scorer,
             "state": name, "value": value, "threshold": entry.threshold,
             "window_start": start, "window_end": now, "samples": samples,
-            "notified_at": None, "error": None, "created_at": now,
+            "notified_at": None, "error": None, "created_at": now, "kind": "monitor",
         }
         await live.store.write(_insert_events([event]))
         state.breached = holds
@@ -301,33 +301,40 @@ class Monitors:
         state.last_event = {"state": name, "value": value, "at": _iso(now)}
         text = event_text(entry, name, value, samples)
         log.warning("%s", text)
-        if entry.notify:
-            task = asyncio.get_running_loop().create_task(self._notify(live, event, text))
-            self._notifying.add(task)
-            task.add_done_callback(self._notifying.discard)
+        self.notify(live, event, text, entry.notify)
         return event
 
-    async def _notify(self, live: Any, event: dict[str, Any], text: str) -> None:
+    def notify(self, live: Any, event: dict[str, Any], text: str, urls: Sequence[str]) -> None:
+        """POST a stored ``monitor_events`` row to ``urls`` in a background task (a breach
+        here; a judge drift from ``tracescore.labels``), its outcome recorded on the row."""
+        if not urls:
+            return
+        task = asyncio.get_running_loop().create_task(self._notify(live, event, text, urls))
+        self._notifying.add(task)
+        task.add_done_callback(self._notifying.discard)
+
+    async def _notify(self, live: Any, event: dict[str, Any], text: str,
+                      urls: Sequence[str]) -> None:
         """POST the event to every URL (bounded retries, backoff); record the outcome."""
         import httpx
 
         payload = {"text": text, **{k: _jsonable(v) for k, v in event.items()
                                     if k not in ("notified_at", "error")}}
         errors: list[str] = []
-        entry = self.states[event["monitor_id"]].entry
+        name = event["monitor_id"]
         async with httpx.AsyncClient(timeout=NOTIFY_TIMEOUT_S) as client:
-            for url in entry.notify:
+            for url in urls:
                 error = await self._post(client, url, payload)
                 if error is not None:
                     errors.append(f"{url}: {error}")
         notified_at = None if errors else live.now()
         message = "; ".join(errors) or None
         if message:
-            log.warning("monitor %s: notifying failed: %s", entry.id, message)
+            log.warning("monitor %s: notifying failed: %s", name, message)
         try:
             await live.store.write(_record_notification(event["event_id"], notified_at, message))
         except Exception as exc:  # noqa: BLE001 - recorded in the log, never raised
-            log.warning("monitor %s: could not record the notification: %s", entry.id, exc)
+            log.warning("monitor %s: could not record the notification: %s", name, exc)
 
     async def _post(self, client: Any, url: str, payload: dict[str, Any]) -> str | None:
         error = "not sent"

@@ -186,6 +186,8 @@ class _StepCall:
         self.cost: float | None = None
         self.finish_reason: str | None = None
         self.raw_output: str | None = None
+        self.response_model: str | None = None
+        self.system_fingerprint: str | None = None
 
     def _kwargs(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> dict[str, Any]:
         judge = self.judge
@@ -242,6 +244,9 @@ class _StepCall:
             message = _field(choice, "message")
             text = _field(message, "content")
             self.finish_reason = _field(choice, "finish_reason")
+            self.response_model = _field(response, "model") or self.response_model
+            self.system_fingerprint = (_field(response, "system_fingerprint")
+                                       or self.system_fingerprint)
             self.raw_output = text if isinstance(text, str) else None
             if self.top_logprobs is not None:
                 self.logprobs = token_logprobs(choice)
@@ -277,6 +282,8 @@ class _StepCall:
             finish_reason=self.finish_reason,
             error=None if error is None else JudgeError(
                 name=type(error).__name__, message=str(error)[:2000], code=_error_code(error)),
+            response_model=self.response_model,
+            system_fingerprint=self.system_fingerprint,
         )
 
 

@@ -14,6 +14,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._datasets_schema import DATASET_PRIMARY_KEYS, DATASET_TABLES, dataset_statements
+from ._labels_schema import (
+    JUDGE_EXECUTION_ADDITIONS,
+    LABEL_PRIMARY_KEYS,
+    LABEL_TABLES,
+    MONITOR_EVENT_ADDITIONS,
+    label_statements,
+)
 from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
@@ -125,6 +132,7 @@ JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
     ("error_message", "VARCHAR"),
     ("error_code", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
+    *JUDGE_EXECUTION_ADDITIONS,
 )
 
 SCORING_DECISIONS: tuple[tuple[str, str], ...] = (
@@ -180,6 +188,7 @@ MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
     ("notified_at", "TIMESTAMP"),
     ("error", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
+    *MONITOR_EVENT_ADDITIONS,
 )
 """Columns of ``monitor_events``: one row per breach or recovery (documented in
 docs/server.md)."""
@@ -194,6 +203,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "model_calls": MODEL_CALLS,
     "monitor_events": MONITOR_EVENTS,
     **DATASET_TABLES,
+    **LABEL_TABLES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -207,6 +217,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
     **DATASET_PRIMARY_KEYS,
+    **LABEL_PRIMARY_KEYS,
 }
 
 TRACES_VIEW = """
@@ -331,6 +342,9 @@ MIGRATIONS: list[Migration] = [
      _unkey_spans),
     (6, "traces without a primary-key index (the writer keeps one row per trace)",
      _unkey_traces),
+    (8, "label_schemas, labels, current_labels, review queues, judge_agreement, "
+        "annotator_agreement, scorer_versions, canary_runs; judge_executions.response_model and "
+        "system_fingerprint; monitor_events.kind and detail", label_statements),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 
