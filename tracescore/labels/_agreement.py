@@ -15,6 +15,7 @@ two small aggregate reads. The statistics and their intervals come from ``_stats
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -200,11 +201,16 @@ class AgreementKeeper:
         self.resamples = resamples
         self.seed = seed
         self._memo: dict[str, tuple[Any, ...]] = {}
+        self._lock = threading.Lock()
 
     def refresh(self, store: Any, *, force: bool = False,
                 now: datetime | None = None) -> RefreshReport:
-        """Recompute what changed since the last pass (everything with ``force``)."""
-        now = now or utc_now()
+        """Recompute what changed since the last pass (everything with ``force``). Passes run
+        one at a time (the live scorer's and an API request's share one keeper)."""
+        with self._lock:
+            return self._refresh(store, force=force, now=now or utc_now())
+
+    def _refresh(self, store: Any, *, force: bool, now: datetime) -> RefreshReport:
         report = RefreshReport()
         schemas = list_schemas(store)
         if not schemas:
@@ -231,8 +237,9 @@ class AgreementKeeper:
             seen = (mark["labels_count"], mark["labels_through"], scores_through)
             if not force and self._memo.get(schema.name) == seen:
                 continue  # nothing paired last time, and nothing changed since
-            self._memo[schema.name] = seen
             rows = self._judge_rows(store, schema, now)
+            if not rows:
+                self._memo[schema.name] = seen
             for row in rows:
                 row.update(labels_count=mark["labels_count"],
                            labels_through=mark["labels_through"], scores_through=scores_through)

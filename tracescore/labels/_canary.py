@@ -112,8 +112,10 @@ def _score_row(result: Any, error: BaseException | None, *, item_id: str, datase
 
 async def run_canary(read: Any, scorer: Any, *, entry: CanaryEntry, version: str,
                      schema: LabelSchema, resamples: int = 1000, seed: int = 0,
-                     now: datetime | None = None, concurrency: int = 4) -> CanaryOutcome:
-    """Score the canary items (stopping once ``max_cost_usd`` is spent) and compare.
+                     now: datetime | None = None, concurrency: int = 4
+                     ) -> CanaryOutcome | None:
+    """Score the canary items (stopping once ``max_cost_usd`` is spent) and compare; None
+    when the dataset has no item labelled with the schema yet.
 
     ``read(sql, params)`` runs store reads; nothing is written here (the caller writes the
     outcome's rows in one transaction).
@@ -123,6 +125,8 @@ async def run_canary(read: Any, scorer: Any, *, entry: CanaryEntry, version: str
     now = now or utc_now()
     run_id = uuid.uuid4().hex
     rows = read(CANARY_ITEMS_SQL, [schema.name, entry.dataset, entry.max_items])
+    if not rows:
+        return None
     gate = asyncio.Semaphore(concurrency)
     spent = [0.0]
     scores: list[dict[str, Any]] = []

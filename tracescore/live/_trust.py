@@ -100,12 +100,16 @@ class JudgeTrust:
         try:
             schema = await asyncio.to_thread(get_schema, live.store, entry.schema_name)
         except LabelsNotFound as exc:
-            log.warning("canary of %s: %s", entry.scorer, exc)
+            log.debug("canary of %s waits: %s", entry.scorer, exc)
             return
         outcome = await run_canary(live.store.read, reg.scorer, entry=entry,
                                    version=reg.version, schema=schema,
                                    resamples=self.settings.bootstrap_resamples,
                                    seed=self.settings.bootstrap_seed, now=now)
+        if outcome is None:
+            log.debug("canary of %s waits: no item of %s is labelled with %s yet",
+                      entry.scorer, entry.dataset, entry.schema_name)
+            return
         await live.store.write(outcome_writer(outcome))
         log.info("canary of %s on %s: n %d, kappa %s, $%.4f", entry.scorer, entry.dataset,
                  outcome.run["n"], outcome.run["kappa"], outcome.run["cost_usd"])

@@ -207,7 +207,17 @@ async def get_versions(request: Request, scorer_id: str | None = None) -> dict[s
     where, params = ("WHERE scorer_id = ?", [scorer_id]) if scorer_id else ("", [])
     rows = await request.app.state.store.aread(
         f"SELECT * FROM scorer_versions {where} ORDER BY created_at DESC", params)
-    return {"versions": [json_safe(r) for r in rows]}
+    return {"versions": [_parsed(json_safe(r), VERSION_JSON) for r in rows]}
+
+
+VERSION_JSON = ("examples", "before", "after", "candidates")
+
+
+def _parsed(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    import json
+
+    return {k: json.loads(v) if k in names and isinstance(v, str) else v
+            for k, v in row.items()}
 
 
 @router.post("/api/scorer-versions")
