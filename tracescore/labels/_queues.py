@@ -130,13 +130,19 @@ def list_queues(store: Any) -> list[dict[str, Any]]:
     return [_queue_out(r) for r in store.read(QUEUES_SQL.format(where=""))]
 
 
-def get_queue(store: Any, name: str) -> dict[str, Any]:
-    """One queue with its progress; ``LabelsNotFound`` when there is none of that name."""
+def get_queue(store: Any, name: str, *, annotator: str | None = None) -> dict[str, Any]:
+    """One queue with its progress (with ``annotator``: ``mine``, the items they did);
+    ``LabelsNotFound`` when there is none of that name."""
     rows = store.read(QUEUES_SQL.format(where="WHERE q.name = ?"), [name])
     if not rows:
         raise LabelsNotFound(f"no review queue named {name!r}; create it with POST /api/queues "
                              "or `tracescore queues create`")
-    return _queue_out(rows[0])
+    out = _queue_out(rows[0])
+    if annotator is not None:
+        out["mine"] = store.read("SELECT count(*) AS n FROM review_claims WHERE queue_name = ? "
+                                 "AND annotator = ? AND status = 'done'", [name, annotator]
+                                 )[0]["n"]
+    return out
 
 
 NEXT_SQL = """

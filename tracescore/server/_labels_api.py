@@ -133,11 +133,12 @@ async def get_queues(request: Request) -> dict[str, Any]:
 
 
 @router.get("/api/queues/{name}")
-async def get_queue(request: Request, name: str) -> dict[str, Any]:
-    """One review queue with its progress."""
+async def get_queue(request: Request, name: str, annotator: str | None = None
+                    ) -> dict[str, Any]:
+    """One review queue with its progress (``mine``: what ``annotator`` did)."""
     from tracescore.labels import get_queue as one
 
-    return await _call(one, request.app.state.store, name)
+    return await _call(one, request.app.state.store, name, annotator=annotator)
 
 
 class AnnotatorRequest(BaseModel):
