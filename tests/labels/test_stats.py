@@ -120,3 +120,15 @@ def test_intervals_are_seeded_and_hold_the_value() -> None:
                      resamples=500, seed=0)["kappa"]
     assert many.value == pytest.approx(first.value)
     assert many.high - many.low < wide / 2  # ten times the data, about a third of the width
+
+
+def test_counting_equal_pairs_once_gives_the_same_intervals() -> None:
+    # The same data as 20 items, or as its 4 distinct (person, judge) pairs with counts.
+    pairs = sorted(set(zip(PEOPLE, JUDGE, strict=True)))
+    counts = [sum(1 for p in zip(PEOPLE, JUDGE, strict=True) if p == pair) for pair in pairs]
+    items = estimates({"kappa": kappa_statistic(PEOPLE, JUDGE)}, 20, resamples=4000, seed=0)
+    cells = estimates({"kappa": kappa_statistic([p[0] for p in pairs], [p[1] for p in pairs])},
+                      len(pairs), resamples=4000, seed=0, counts=counts)
+    assert cells["kappa"].value == pytest.approx(items["kappa"].value)
+    assert cells["kappa"].low == pytest.approx(items["kappa"].low, abs=0.05)
+    assert cells["kappa"].high == pytest.approx(items["kappa"].high, abs=0.05)

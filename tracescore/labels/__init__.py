@@ -19,9 +19,10 @@ from ._agreement import (
     describe,
     gating_warnings,
     refresh_agreement,
+    verdicts,
     with_agreement,
 )
-from ._align import AlignReport, CandidateResult, align, split_keys, verdicts, version_row
+from ._align import AlignReport, CandidateResult, align, split_keys, version_row
 from ._alignment import Alignment, Example, load_alignment
 from ._canary import (
     CanaryOutcome,

@@ -29,7 +29,9 @@ from ._models import Agreement, LabelSchema, agreement_text
 from ._stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    Array,
     Statistic,
+    Values,
     alpha_statistic,
     estimates,
     kappa_statistic,
@@ -43,6 +45,14 @@ log = logging.getLogger(__name__)
 _TARGET_KEY = """CASE target_type WHEN 'span' THEN 'span:' || trace_id || '/' || span_id
     WHEN 'session' THEN 'session:' || session_id WHEN 'item' THEN 'item:' || item_id
     ELSE 'trace:' || trace_id END"""
+
+CURRENT_SQL = f"""
+SELECT {_TARGET_KEY} AS key, annotator,
+       arg_max(numeric_value, (created_at, label_id)) AS v
+FROM labels WHERE schema_name = ? GROUP BY ALL
+"""
+"""Each annotator's current value of each target of one schema (a hash aggregate: cheaper
+than the ``current_labels`` view's window over every label)."""
 
 LABELS_SQL = f"""
 SELECT {_TARGET_KEY} AS key, list(numeric_value ORDER BY annotator) AS "values",
@@ -59,7 +69,7 @@ def paired_scores_sql(columns: str) -> str:
     picked = ", ".join(f"s.{c.strip()}" for c in columns.split(","))
     return f"""
 WITH lab AS (SELECT DISTINCT target_type, trace_id, span_id, session_id, item_id
-             FROM current_labels WHERE schema_name = $schema),
+             FROM labels WHERE schema_name = $schema),
 sc AS (SELECT * FROM scores
        WHERE scorer_id = $scorer AND status = 'success' AND score IS NOT NULL),
 matched AS (
@@ -81,9 +91,28 @@ matched AS (
 )"""
 
 
-PAIRS_SQL = paired_scores_sql("score") + """
-SELECT key, scorer_version, arg_max(score, created_at) AS score FROM matched GROUP BY ALL
+PAIRS_SQL = paired_scores_sql("score") + f"""
+, paired AS (SELECT key, scorer_version, arg_max(score, created_at) AS score
+             FROM matched GROUP BY ALL),
+votes AS (SELECT key, v, count(*) AS c FROM ({CURRENT_SQL.replace("?", "$schema")})
+          GROUP BY ALL),
+ranked AS (SELECT *, max(c) OVER (PARTITION BY key) AS top FROM votes),
+people AS (SELECT key, sum(v * c) / sum(c) AS mean, min(v) FILTER (WHERE c = top) AS mode,
+                  count(*) FILTER (WHERE c = top) AS leaders
+           FROM ranked GROUP BY key)
+SELECT p.scorer_version, CASE WHEN $numeric THEN h.mean ELSE h.mode END AS label, p.score
+FROM paired p JOIN people h USING (key)
+WHERE $numeric OR h.leaders = 1
+ORDER BY p.scorer_version
 """
+"""Each (scorer version, labelled target)'s newest score with the people's consensus label:
+the mean for numeric schemas, else the most frequent value (a tie leaves the target out)."""
+
+UNITS_SQL = f"""
+SELECT list(v ORDER BY annotator) AS "values" FROM ({CURRENT_SQL})
+GROUP BY key HAVING count(*) >= 2
+"""
+ANNOTATORS_SQL = "SELECT count(DISTINCT annotator) AS n FROM labels WHERE schema_name = ?"
 
 LABEL_MARKS_SQL = """
 SELECT schema_name, count(*) AS labels_count, max(created_at) AS labels_through
@@ -113,45 +142,54 @@ def consensus(schema: LabelSchema, values: Sequence[float]) -> float | None:
     return float(ranked[0][0])
 
 
-def judge_statistics(schema: LabelSchema, labels: Sequence[float], scores: Sequence[float]
-                     ) -> dict[str, Statistic]:
-    """The statistics of one schema kind for paired (label, score) values."""
-    threshold = schema.cutoff
+def verdicts(schema: LabelSchema, labels: Values, scores: Values) -> tuple[Array, Array]:
+    """(people, judge) as category codes: a categorical label's index and the category the
+    score falls in, else below (0) or at/above (1) the schema's threshold."""
     score = np.asarray(scores, dtype=np.float64)
     label = np.asarray(labels, dtype=np.float64)
-    stats: dict[str, Statistic] = {}
     if schema.kind == "categorical":
         top = len(schema.values or ()) - 1
-        human = label.astype(int)
-        judged = np.rint(np.clip(score, 0.0, 1.0) * top).astype(int)
-        stats["kappa"] = kappa_statistic(human, judged)
-        stats["spearman"] = spearman_statistic(score, label)
-        stats["mae"] = mae_statistic(score, label / top)
-        if top == 1:
-            stats["tpr"] = rate_statistic(human, judged, positive=True)
-            stats["tnr"] = rate_statistic(human, judged, positive=False)
-        return stats
-    normal = np.array([schema.normalized(v) for v in label])
-    human = (normal >= threshold).astype(int)
-    judged = (score >= threshold).astype(int)
-    stats["kappa"] = kappa_statistic(human, judged)
-    stats["tpr"] = rate_statistic(human, judged, positive=True)
-    stats["tnr"] = rate_statistic(human, judged, positive=False)
-    if schema.kind == "numeric":
-        stats["spearman"] = spearman_statistic(score, label)
-        stats["mae"] = mae_statistic(score, normal)
-    return stats
+        return label.astype(int), np.rint(np.clip(score, 0.0, 1.0) * top).astype(int)
+    normal = (label - (schema.min_value or 0.0)) / (
+        (schema.max_value - schema.min_value) if schema.kind == "numeric"
+        and schema.max_value is not None and schema.min_value is not None else 1.0)
+    return (normal >= schema.cutoff).astype(int), (score >= schema.cutoff).astype(int)
 
 
-def agreement_row(schema: LabelSchema, scorer_id: str, version: str, labels: Sequence[float],
-                  scores: Sequence[float], *, resamples: int = DEFAULT_RESAMPLES,
+def _distinct(*columns: Array) -> tuple[list[Array], Array]:
+    """The distinct rows of the columns and how often each occurs."""
+    stacked = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
+    rows, counts = np.unique(stacked.reshape(-1, len(columns)), axis=0, return_counts=True)
+    return [rows[:, i] for i in range(len(columns))], counts
+
+
+def agreement_row(schema: LabelSchema, scorer_id: str, version: str, labels: Values,
+                  scores: Values, *, resamples: int = DEFAULT_RESAMPLES,
                   seed: int = DEFAULT_SEED, now: datetime | None = None) -> dict[str, Any]:
-    """One ``judge_agreement`` row for paired labels (as stored) and scores."""
-    found = estimates(judge_statistics(schema, labels, scores), len(labels),
-                      resamples=resamples, seed=seed)
+    """One ``judge_agreement`` row for paired labels (as stored) and scores.
+
+    κ, TPR and TNR depend only on the (person, judge) verdict pair, so they are bootstrapped
+    over the few distinct verdict pairs with their counts (``_stats.cell_weights``); ρ and MAE
+    (numeric and categorical schemas) over the distinct (label, score) pairs. Each group has
+    its own resamples, drawn with ``seed``."""
+    people, judge = verdicts(schema, labels, scores)
+    (p, j), counts = _distinct(people, judge)
+    p, j = p.astype(int), j.astype(int)
+    binary = schema.kind != "categorical" or len(schema.values or ()) == 2
+    group: dict[str, Statistic] = {"kappa": kappa_statistic(p, j)}
+    if binary:
+        group["tpr"] = rate_statistic(p, j, positive=True)
+        group["tnr"] = rate_statistic(p, j, positive=False)
+    found = estimates(group, len(counts), resamples=resamples, seed=seed, counts=counts)
+    if schema.kind != "boolean":
+        (label, score), counts = _distinct(labels, scores)
+        normal = np.array([schema.normalized(v) for v in label])
+        found.update(estimates({"spearman": spearman_statistic(score, label),
+                                "mae": mae_statistic(score, normal)}, len(counts),
+                               resamples=resamples, seed=seed, counts=counts))
     row: dict[str, Any] = {"scorer_id": scorer_id, "scorer_version": version,
                            "schema_name": schema.name, "schema_kind": schema.kind,
-                           "n": len(labels), "threshold": schema.cutoff,
+                           "n": int(len(np.asarray(labels))), "threshold": schema.cutoff,
                            "updated_at": now or utc_now()}
     for name, estimate in found.items():
         row[name], row[f"{name}_low"], row[f"{name}_high"] = (estimate.value, estimate.low,
@@ -162,7 +200,9 @@ def agreement_row(schema: LabelSchema, scorer_id: str, version: str, labels: Seq
 def annotator_row(schema: LabelSchema, units: Sequence[Sequence[float]],
                   annotators: int, *, resamples: int, seed: int,
                   now: datetime) -> dict[str, Any] | None:
-    """The ``annotator_agreement`` row of one schema (None when no target has two labels)."""
+    """The ``annotator_agreement`` row of one schema: Cohen's κ when two people labelled every
+    shared target, else Krippendorff's α (interval for numeric schemas, nominal otherwise);
+    None when no target has two labels."""
     pairable = [u for u in units if len(u) >= 2]
     if not pairable:
         return None
@@ -264,30 +304,34 @@ class AgreementKeeper:
 
     def _judge_rows(self, store: Any, schema: LabelSchema, now: datetime
                     ) -> list[dict[str, Any]]:
-        labels = {r["key"]: consensus(schema, r["values"])
-                  for r in store.read(LABELS_SQL, [schema.name])}
-        pairs: dict[str, tuple[list[float], list[float]]] = {}
-        for r in store.read(PAIRS_SQL, {"schema": schema.name, "scorer": schema.scorer_id}):
-            label = labels.get(r["key"])
-            if label is None:
-                continue
-            held = pairs.setdefault(r["scorer_version"], ([], []))
-            held[0].append(label)
-            held[1].append(float(r["score"]))
+        cursor = store.cursor()
+        try:
+            found = cursor.execute(PAIRS_SQL, {"schema": schema.name,
+                                               "scorer": schema.scorer_id,
+                                               "numeric": schema.kind == "numeric"}
+                                   ).fetchnumpy()
+        finally:
+            cursor.close()
+        versions = np.asarray(found["scorer_version"], dtype=object)
+        labels = np.asarray(found["label"], dtype=np.float64)
+        scores = np.asarray(found["score"], dtype=np.float64)
         assert schema.scorer_id is not None
-        return [agreement_row(schema, schema.scorer_id, version, got_labels, got_scores,
-                              resamples=self.resamples, seed=self.seed, now=now)
-                for version, (got_labels, got_scores) in sorted(pairs.items())]
+        rows = []
+        for version in sorted(set(versions.tolist())):
+            mine = versions == version
+            rows.append(agreement_row(schema, schema.scorer_id, str(version), labels[mine],
+                                      scores[mine], resamples=self.resamples, seed=self.seed,
+                                      now=now))
+        return rows
 
     def _annotators(self, store: Any, schema: LabelSchema, mark: Mapping[str, Any],
                     now: datetime) -> None:
-        rows = store.read(LABELS_SQL, [schema.name])
-        units = [r["values"] for r in rows]
-        everyone = {a for r in rows for a in r["annotators"]}
-        row = annotator_row(schema, units, len(everyone), resamples=self.resamples,
+        units = [r["values"] for r in store.read(UNITS_SQL, [schema.name])]
+        everyone = int(store.read(ANNOTATORS_SQL, [schema.name])[0]["n"])
+        row = annotator_row(schema, units, everyone, resamples=self.resamples,
                             seed=self.seed, now=now)
         if row is None:
-            row = {"schema_name": schema.name, "annotators": len(everyone), "n": 0,
+            row = {"schema_name": schema.name, "annotators": everyone, "n": 0,
                    "updated_at": now}
         row.update(labels_count=mark["labels_count"], labels_through=mark["labels_through"])
         from tracescore.store import insert_arrow, rows_table
@@ -452,7 +496,7 @@ __all__ = [
     "consensus",
     "describe",
     "gating_warnings",
-    "judge_statistics",
+    "verdicts",
     "paired_scores_sql",
     "refresh_agreement",
     "with_agreement",

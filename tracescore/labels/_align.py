@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._agreement import LABELS_SQL, agreement_row, consensus, paired_scores_sql
+from ._agreement import LABELS_SQL, agreement_row, consensus, paired_scores_sql, verdicts
 from ._alignment import Alignment, Example, render
 from ._errors import AlignError
 from ._models import LabelSchema
@@ -82,18 +82,6 @@ class AlignItem:
     score: float
     """The current version's stored score (another version's when it has none)."""
     reason: str | None
-
-
-def verdicts(schema: LabelSchema, labels: Sequence[float], scores: Sequence[float]
-             ) -> tuple[list[int], list[int]]:
-    """(person, judge) as category codes: categories for categorical schemas, else
-    below/at-or-above the threshold."""
-    if schema.kind == "categorical":
-        top = len(schema.values or ()) - 1
-        return ([int(v) for v in labels],
-                [int(np.rint(min(max(s, 0.0), 1.0) * top)) for s in scores])
-    cut = schema.cutoff
-    return ([int(schema.normalized(v) >= cut) for v in labels], [int(s >= cut) for s in scores])
 
 
 def split_keys(keys: Sequence[str], *, seed: int, holdout: float) -> tuple[list[str], list[str]]:
@@ -405,6 +393,5 @@ __all__ = [
     "label_set_hash",
     "load_items",
     "split_keys",
-    "verdicts",
     "version_row",
 ]

@@ -57,16 +57,36 @@ def resample_weights(n: int, resamples: int, seed: int) -> Iterator[Array]:
         left -= rows
 
 
+def cell_weights(counts: Array, resamples: int, seed: int) -> Iterator[Array]:
+    """Blocks of bootstrap count rows over distinct items that occur ``counts`` times each:
+    drawing n items with replacement is drawing the distinct items' counts from a multinomial
+    with their shares (the same resamples in distribution, at the cost of the distinct
+    items, not of n)."""
+    rng = np.random.default_rng(seed)
+    counts = np.asarray(counts, dtype=np.float64)
+    total = int(counts.sum())
+    shares = counts / counts.sum()
+    per_block = max(1, BLOCK_CELLS // max(len(counts), 1))
+    left = resamples
+    while left > 0:
+        rows = min(per_block, left)
+        yield rng.multinomial(total, shares, size=rows).astype(np.float64)
+        left -= rows
+
+
 def estimates(statistics: dict[str, Statistic], n: int, *, resamples: int = DEFAULT_RESAMPLES,
-              seed: int = DEFAULT_SEED) -> dict[str, Estimate]:
+              seed: int = DEFAULT_SEED, counts: Values | None = None) -> dict[str, Estimate]:
     """Each statistic's value over all n items and its percentile interval over ``resamples``
-    bootstrap resamples (the same resamples for every statistic)."""
-    ones = np.ones((1, n))
-    values = {name: _finite(fn(ones)[0]) for name, fn in statistics.items()}
-    if n < 2 or resamples < 1:
+    bootstrap resamples (the same resamples for every statistic). With ``counts``, the
+    statistics are over distinct items occurring that often each (``n`` of them)."""
+    base = np.ones((1, n)) if counts is None else np.asarray(counts, dtype=np.float64)[None, :]
+    values = {name: _finite(fn(base)[0]) for name, fn in statistics.items()}
+    if base.sum() < 2 or resamples < 1:
         return {name: Estimate(value) for name, value in values.items()}
     drawn: dict[str, list[Array]] = {name: [] for name in statistics}
-    for weights in resample_weights(n, resamples, seed):
+    blocks = (resample_weights(n, resamples, seed) if counts is None
+              else cell_weights(base[0], resamples, seed))
+    for weights in blocks:
         for name, fn in statistics.items():
             drawn[name].append(fn(weights))
     out = {}
@@ -233,6 +253,7 @@ __all__ = [
     "DEFAULT_SEED",
     "Estimate",
     "alpha_statistic",
+    "cell_weights",
     "cohen_kappa",
     "estimates",
     "kappa_statistic",
