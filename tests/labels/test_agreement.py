@@ -154,3 +154,23 @@ def test_gating_warnings(store: Any, traces: Any) -> None:
     assert "scorer 'other' gates this result but its agreement with people is unknown" in \
         warnings[1]
     assert labels.agreement_warnings(store, ["judge"], floor=0.5) == []
+
+
+async def test_a_monitor_watches_a_judges_agreement(store: Any, traces: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from tracescore.live import LiveScheduler, Monitors, Registry, parse_monitor_entries
+
+    ids = traces(20)
+    write_scores(store, ids, JUDGE)
+    labels.create_schema(store, {"name": "ok", "kind": "boolean", "scorer_id": "judge"})
+    [entry] = parse_monitor_entries([{"id": "trust", "scorer": "judge", "aggregate": "kappa",
+                                      "op": "lt", "threshold": 0.8, "min_samples": 10}])
+    live = LiveScheduler(store, Registry(), monitors=Monitors([entry]))
+    later = datetime.now(UTC).replace(tzinfo=None) + timedelta(minutes=5)
+    assert await live.monitors.evaluate(live, later) == []  # no agreement kept yet: no event
+    _label(store, ids, PEOPLE)
+    labels.refresh_agreement(store, resamples=0)
+    [event] = await live.monitors.evaluate(live, later + timedelta(minutes=5))
+    assert (event["state"], event["samples"]) == ("breached", 20)
+    assert event["value"] == pytest.approx(0.34 / 0.49)

@@ -3,7 +3,9 @@
 A monitor aggregates one scorer's ``scores`` rows over a sliding window (``avg``, ``p50``,
 ``p95``, ``pass_rate`` = share of scores >= ``pass_threshold``, ``count``, ``failed_rate`` =
 share of runs that failed), optionally only for one project or for traces matching ``filter``
-(a predicate over the ``traces`` table), and compares the value with ``threshold`` by ``op``.
+(a predicate over the ``traces`` table), and compares the value with ``threshold`` by ``op``;
+``kappa`` instead reads the scorer's agreement with people as ``judge_agreement`` last kept it
+(``tracescore.labels``), its labelled targets counting as the samples.
 The scheduler calls ``Monitors.evaluate`` on its tick; each monitor runs at most once per
 ``evaluate_every``. With fewer than ``min_samples`` scores in the window (``count`` aside) the
 state does not change.
@@ -37,7 +39,7 @@ from ._errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-Aggregate = Literal["avg", "p50", "p95", "pass_rate", "count", "failed_rate"]
+Aggregate = Literal["avg", "p50", "p95", "pass_rate", "count", "failed_rate", "kappa"]
 Op = Literal["lt", "lte", "gt", "gte"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
@@ -144,8 +146,19 @@ def parse_monitor_entries(entries: Any, *, source: str = "the config file",
     return out
 
 
+KAPPA_SQL = """
+SELECT arg_max(kappa, (updated_at, n)) AS value, arg_max(n, (updated_at, n)) AS samples
+FROM judge_agreement WHERE scorer_id = ? AND updated_at < ?
+"""
+"""``kappa``: the newest ``judge_agreement`` row of the scorer (its version agreeing with people;
+the labelled targets are the samples)."""
+
+
 def window_query(entry: MonitorEntry, *, start: datetime, end: datetime) -> tuple[str, list[Any]]:
-    """The monitor's value and sample count over scores created in [start, end)."""
+    """The monitor's value and sample count over scores created in [start, end) (``kappa``:
+    the scorer's judge agreement as last kept, whatever the window)."""
+    if entry.aggregate == "kappa":
+        return KAPPA_SQL, [entry.scorer, end]
     done = "s.status = 'success' AND s.score IS NOT NULL"
     value = {
         "avg": f"avg(s.score) FILTER (WHERE {done})",
