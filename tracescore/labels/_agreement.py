@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ._labels import list_schemas, utc_now
-from ._models import Agreement, LabelSchema, agreement_text
+from ._models import Agreement, LabelSchema, agreement_text, kappa_text
 from ._stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -475,12 +475,8 @@ def describe(row: Mapping[str, Any] | None) -> str:
     """The agreement column of ``tracescore scorers`` (``κ 0.72 [0.61–0.81] n 140``)."""
     if not row:
         return ""
-    kappa = row.get("kappa")
-    if kappa is None:
-        return f"κ undefined n {row.get('n')}"
-    low, high = row.get("kappa_low"), row.get("kappa_high")
-    interval = f" [{low:.2f}–{high:.2f}]" if low is not None and high is not None else ""
-    return f"κ {kappa:.2f}{interval} n {row.get('n')}"
+    return f"{kappa_text(row.get('kappa'), row.get('kappa_low'), row.get('kappa_high'))} " \
+        f"n {row.get('n')}"
 
 
 __all__ = [

@@ -26,7 +26,7 @@ import numpy as np
 from ._agreement import LABELS_SQL, agreement_row, consensus, paired_scores_sql, verdicts
 from ._alignment import Alignment, Example, render
 from ._errors import AlignError
-from ._models import LabelSchema
+from ._models import LabelSchema, json_value
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +57,6 @@ REWRITE_SYSTEM = (
     '{"instructions": "<the new instructions>"}.')
 REWRITE_SCHEMA = {"type": "object", "properties": {"instructions": {"type": "string"}},
                   "required": ["instructions"]}
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 @dataclass
@@ -112,9 +103,10 @@ def load_items(read: Read, schema: LabelSchema, parent_version: str) -> list[Ali
             continue
         comments = [c for c in (labelled or {}).get("comments") or () if c]
         items.append(AlignItem(key=row["key"], label=value,
-                               comment="; ".join(comments) or None, input=_json(row["input"]),
-                               output=_json(row["output"]),
-                               ground_truth=_json(row["ground_truth"]),
+                               comment="; ".join(comments) or None,
+                               input=json_value(row["input"]),
+                               output=json_value(row["output"]),
+                               ground_truth=json_value(row["ground_truth"]),
                                score=float(row["score"]), reason=row["reason"]))
     return items
 

@@ -24,7 +24,7 @@ from typing import Any
 from ._agreement import agreement_row, consensus
 from ._config import CanaryEntry
 from ._labels import utc_now
-from ._models import LabelSchema
+from ._models import LabelSchema, json_value
 
 CANARY_ITEMS_SQL = """
 SELECT i.item_id, i.input, i.ground_truth, i.metadata, i.request_context,
@@ -42,17 +42,6 @@ SELECT kappa, kappa_low, kappa_high FROM canary_runs
 WHERE scorer_id = ? AND scorer_version = ? AND dataset = ? ORDER BY created_at LIMIT 1
 """
 LAST_RUN_SQL = "SELECT max(created_at) AS at FROM canary_runs WHERE scorer_id = ?"
-
-
-def _json(value: Any) -> Any:
-    import json
-
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def drift_event(scorer_id: str, reason: str, *, now: datetime, value: float | None = None,
@@ -137,14 +126,14 @@ async def run_canary(read: Any, scorer: Any, *, entry: CanaryEntry, version: str
         async with gate:
             if spent[0] >= entry.max_cost_usd > 0:
                 return
-            metadata = _json(row["metadata"]) or {}
-            given = _json(row["input"])
+            metadata = json_value(row["metadata"]) or {}
+            given = json_value(row["input"])
             answer = (metadata.get("output") if isinstance(metadata, Mapping)
-                      and "output" in metadata else _json(row["ground_truth"]))
+                      and "output" in metadata else json_value(row["ground_truth"]))
             result, error = None, None
             try:
                 result = await scorer.run(input=given, output=answer,
-                                          request_context=_json(row["request_context"]))
+                                          request_context=json_value(row["request_context"]))
             except ScorerRunError as exc:
                 result, error = exc.result, exc
             score, judged = _score_row(result, error, item_id=row["item_id"],

@@ -288,12 +288,31 @@ class Agreement(BaseModel):
         return agreement_text(self.kappa, self.kappa_low, self.kappa_high, self.n)
 
 
+def kappa_text(kappa: float | None, low: float | None, high: float | None) -> str:
+    """``κ 0.72 [0.61–0.81]`` (the interval left out when there is none)."""
+    if kappa is None:
+        return "κ undefined"
+    interval = f" [{low:.2f}–{high:.2f}]" if low is not None and high is not None else ""
+    return f"κ {kappa:.2f}{interval}"
+
+
 def agreement_text(kappa: float | None, low: float | None, high: float | None, n: int) -> str:
     """One line about a judge version's agreement with people."""
     if kappa is None:
         return f"agreement with people undefined (n {n}: one class only)"
-    interval = f" [{low:.2f}–{high:.2f}]" if low is not None and high is not None else ""
-    return f"agrees with people κ {kappa:.2f}{interval}, n {n}"
+    return f"agrees with people {kappa_text(kappa, low, high)}, n {n}"
+
+
+def json_value(value: Any) -> Any:
+    """A JSON column's value as read (JSON text) parsed; other values as they are."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 __all__ = [
@@ -305,5 +324,7 @@ __all__ = [
     "SchemaKind",
     "TargetType",
     "agreement_text",
+    "json_value",
+    "kappa_text",
     "target_key",
 ]
