@@ -31,8 +31,10 @@ SELECT i.item_id, i.input, i.ground_truth, i.metadata, i.request_context,
        l."values" AS label_values
 FROM dataset_items i
 JOIN datasets d ON d.dataset_id = i.dataset_id
-JOIN (SELECT item_id, list(numeric_value) AS "values" FROM current_labels
-      WHERE target_type = 'item' AND schema_name = ? GROUP BY item_id) l
+JOIN (SELECT item_id, list(v) AS "values" FROM (
+          SELECT item_id, annotator, arg_max(numeric_value, (created_at, label_id)) AS v
+          FROM labels WHERE target_type = 'item' AND schema_name = ? GROUP BY ALL)
+      GROUP BY item_id) l
   ON l.item_id = i.item_id
 WHERE d.name = ? AND i.version_removed IS NULL
 ORDER BY i.item_id LIMIT ?

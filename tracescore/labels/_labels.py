@@ -204,9 +204,16 @@ def typed_value(kind: str | None, text: str | None) -> Any:
 
 
 LIST_SQL = """
-SELECT l.*, s.kind FROM {source} l LEFT JOIN label_schemas s ON s.name = l.schema_name
-WHERE {where} ORDER BY l.created_at, l.label_id LIMIT ?
+SELECT * FROM (
+    SELECT l.*, s.kind FROM labels l LEFT JOIN label_schemas s ON s.name = l.schema_name
+    WHERE {where} {current}
+) ORDER BY created_at, label_id LIMIT ?
 """
+CURRENT_ONLY = """QUALIFY row_number() OVER (
+    PARTITION BY l.target_type, l.trace_id, l.span_id, l.session_id, l.item_id, l.schema_name,
+                 l.annotator ORDER BY l.created_at DESC, l.label_id DESC) = 1"""
+"""The newest label of each target × schema × annotator, as ``current_labels`` has it, but
+after the filters (the view ranks every label before a filter applies)."""
 
 
 def list_labels(store: Any, *, schema_name: str | None = None, trace_id: str | None = None,
@@ -220,8 +227,7 @@ def list_labels(store: Any, *, schema_name: str | None = None, trace_id: str | N
         if value is not None:
             where.append(f"l.{column} = ?")
             params.append(value.lower() if column == "trace_id" else value)
-    sql = LIST_SQL.format(source="current_labels" if current else "labels",
-                          where=" AND ".join(where))
+    sql = LIST_SQL.format(current=CURRENT_ONLY if current else "", where=" AND ".join(where))
     return [export_row(row) for row in store.read(sql, [*params, limit])]
 
 
@@ -242,6 +248,7 @@ def export_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "CURRENT_ONLY",
     "add",
     "create_schema",
     "export_row",

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._errors import InvalidLabel, LabelsNotFound, QueueExists
-from ._labels import _first_error, export_row, get_schema, list_schemas, utc_now
+from ._labels import CURRENT_ONLY, _first_error, export_row, get_schema, list_schemas, utc_now
 from ._models import Label, QueueSpec, target_key
 
 _SOURCES = {
@@ -275,10 +275,10 @@ def item_detail(store: Any, name: str, item_key: str, annotator: str | None, *,
         column = {"trace": "trace_id", "session": "session_id", "item": "item_id"}[
             item["target_type"]]
         found = store.read(
-            "SELECT l.*, s.kind FROM current_labels l JOIN label_schemas s "
+            "SELECT * FROM (SELECT l.*, s.kind FROM labels l JOIN label_schemas s "
             f"ON s.name = l.schema_name WHERE l.target_type = ? AND l.{column} = ? "
             "AND l.annotator = ? AND list_contains(?::VARCHAR[], l.schema_name) "
-            "ORDER BY l.created_at",
+            f"{CURRENT_ONLY}) ORDER BY created_at",
             [item["target_type"], item[column], annotator, queue["schemas"]])
         mine = [export_row(r) for r in found]
     schemas = {s.name: s for s in list_schemas(store)}
