@@ -91,3 +91,17 @@ def test_an_alignment_fitted_on_another_version_stops_startup(tmp_path: Path) ->
     edited.write_text(json.dumps({**aligned.to_json(), "instructions": "be kind"}))
     with pytest.raises(ConfigError, match="does not match its version"):
         load_live_config({"scorers": [{**entry, "alignment": str(edited)}]})
+
+
+def test_tracescore_check_reads_labels_and_canaries(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[labels]\nbootstrap_resamples = "many"\n')
+    refused = _run("check", "--config", str(bad), "--no-call")
+    assert refused.exit_code == 1
+    assert "[labels] in " in refused.output and "key 'bootstrap_resamples'" in refused.output
+    good = tmp_path / "good.toml"
+    good.write_text('[[scorers]]\nid = "short"\nuse = "tracescore.scorers.checks:no_tool_errors"'
+                    '\n\n[[canaries]]\nscorer = "short"\ndataset = "canary"\nschema = "ok"\n')
+    fine = _run("check", "--config", str(good), "--no-call")
+    assert fine.exit_code == 0, fine.output
+    assert "canary of short: dataset canary every 24h" in fine.output
