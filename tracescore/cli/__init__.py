@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from . import (
+    _align_commands,
     _check_commands,
     _cost,
     _dataset_commands,
@@ -29,7 +30,7 @@ def main() -> None:
 
 
 for _module in (_server_commands, _trace_commands, _cost, _live_commands, _monitor_commands,
-                _check_commands, _dataset_commands, _label_commands):
+                _check_commands, _dataset_commands, _label_commands, _align_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

@@ -6,22 +6,7 @@ calls the same functions behind ``/api/labels``, ``/api/queues`` and ``/api/agre
 Importing this room loads numpy (the statistics); DuckDB loads with the store.
 """
 
-from ._agreement import (
-    BEST_BY_SCORER_SQL,
-    AgreementKeeper,
-    RefreshReport,
-    agreement,
-    agreement_for,
-    agreement_json,
-    agreement_warnings,
-    annotator_agreement,
-    consensus,
-    describe,
-    gating_warnings,
-    refresh_agreement,
-    verdicts,
-    with_agreement,
-)
+from ._agreement import agreement_row, annotator_row, consensus, verdicts
 from ._align import AlignReport, CandidateResult, align, split_keys, version_row
 from ._alignment import Alignment, Example, load_alignment
 from ._canary import (
@@ -48,6 +33,17 @@ from ._labels import (
 )
 from ._models import Agreement, Label, LabelSchema, QueueSpec, agreement_text, target_key
 from ._queues import create_queue, get_queue, item_detail, list_queues, next_item, skip_item
+from ._reads import (
+    BEST_BY_SCORER_SQL,
+    agreement,
+    agreement_for,
+    agreement_json,
+    agreement_warnings,
+    annotator_agreement,
+    describe,
+    gating_warnings,
+    with_agreement,
+)
 from ._stats import (
     Estimate,
     cohen_kappa,
@@ -56,6 +52,7 @@ from ._stats import (
     positive_rates,
     spearman,
 )
+from ._upkeep import AgreementKeeper, RefreshReport, refresh_agreement
 
 __all__ = [
     "BEST_BY_SCORER_SQL",
@@ -81,6 +78,7 @@ __all__ = [
     "RefreshReport",
     "add",
     "agreement",
+    "agreement_row",
     "align",
     "canary_due",
     "drift_event",
@@ -97,6 +95,7 @@ __all__ = [
     "agreement_text",
     "agreement_warnings",
     "annotator_agreement",
+    "annotator_row",
     "cohen_kappa",
     "consensus",
     "create_queue",

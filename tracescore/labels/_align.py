@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ._agreement import LABELS_SQL, agreement_row, consensus, paired_scores_sql, verdicts
+from ._agreement import agreement_row, consensus, verdicts
 from ._alignment import Alignment, Example, render
 from ._errors import AlignError
 from ._models import LabelSchema, json_value
+from ._pairing import LABELS_SQL, paired_scores_sql
 
 log = logging.getLogger(__name__)
 

@@ -241,7 +241,7 @@ JUDGE_SQL = {
 
 
 def _judge(store: Any, scorer_id: str, item: Mapping[str, Any]) -> dict[str, Any] | None:
-    from ._agreement import agreement_for
+    from ._reads import agreement_for
 
     kind = item["target_type"]
     value = item["item_id"] if kind == "item" else item["session_id"] if kind == "session" \
