@@ -12,15 +12,6 @@
   const h = TS.h;
   const ANNOTATOR = "tracescore.annotator";
 
-  TS.agreementLine = function agreementLine(agreement) {
-    if (!agreement) {
-      return h("div", { class: "agreement-line muted small" }, "agreement with people: unknown (no labels check this judge version)");
-    }
-    return h("div", { class: "agreement-line small", title: "Cohen's κ between this judge version's verdicts and people's labels of " +
-      agreement.schema_name + " (bootstrap 95% interval); TPR " + TS.fmtScore(agreement.tpr) + ", TNR " + TS.fmtScore(agreement.tnr) },
-    "this judge " + agreement.text);
-  };
-
   async function queues(root) {
     root.appendChild(h("h1", {}, "Review"));
     const data = await TS.api.get("api/queues");

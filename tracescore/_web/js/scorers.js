@@ -205,7 +205,7 @@
         h("span", { class: "muted" }, [reg.use, "target " + reg.target, "sample rate " + reg.sample_rate,
           reg.filter ? "filter " + reg.filter : null, "version " + reg.version, reg.uses_judge ? "LLM judge" : "code scorer"]
           .filter(Boolean).join(" · ")),
-        reg.uses_judge && TS.agreementLine ? TS.agreementLine(reg.agreement) : null,
+        reg.uses_judge ? TS.agreementLine(reg.agreement) : null,
         reg.note ? h("div", { class: "error-box" }, reg.note) : null));
     }
     if (!summary.length && !decisions.length) {

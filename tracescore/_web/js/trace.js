@@ -245,7 +245,7 @@
         s.span_id ? h("a", { href: "#", class: "mono small", onclick: (ev) => { ev.preventDefault(); selectSpan(s.span_id); } }, " span " + TS.shortId(s.span_id)) : null),
       s.reason ? h("div", { class: "reason" }, s.reason) : s.error ? null : h("div", { class: "muted" }, "No reason recorded."),
       s.error ? h("div", { class: "error-box" }, TS.errorText(s.error)) : null,
-      judged && TS.agreementLine ? TS.agreementLine(agreement) : null,
+      judged ? TS.agreementLine(agreement) : null,
       judged ? h("div", { class: "muted small judge-line" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
         TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)) : null,
       steps.length ? TS.details("Step results", steps.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_step_result", "")), TS.jsonView(s[k])))) : null,
