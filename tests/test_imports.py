@@ -22,6 +22,7 @@ FORBIDDEN = {
     "tracescore.ingest": ("litellm", "duckdb", "fastapi", "apscheduler"),
     "tracescore.store": ("litellm", "fastapi", "grpc", "apscheduler"),
     "tracescore.live": ("litellm", "fastapi", "grpc"),
+    "tracescore.labels": HEAVY,
     "tracescore.cli": HEAVY,
     "tracescore.cluster": (*HEAVY, "psycopg"),
 }
@@ -39,7 +40,11 @@ ARROWS = {
     "tracescore.store": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
     "tracescore.live": ("server", "evals"),
     "tracescore.cluster": ("scoring", "scorers", "evals", "traces", "ingest", "live", "server"),
+    "tracescore.labels": ("evals", "datasets", "traces", "ingest", "live", "server"),
 }
+# The labels room sits above these: none of them may load it.
+for _room in ("model", "scoring", "scorers", "traces", "evals", "datasets", "ingest", "store"):
+    ARROWS[f"tracescore.{_room}"] = (*ARROWS[f"tracescore.{_room}"], "labels")
 
 
 def _loaded_after_import(module: str) -> set[str]:

@@ -34,11 +34,12 @@ def test_every_page_is_documented() -> None:
         )
     )
     assert pages == {"overview", "traces", "trace", "scorers", "sessions", "sql", "datasets",
-                     "experiments"}
+                     "experiments", "review"}
     for page in pages - {"trace"}:  # the trace page lives under #/traces/<trace_id>
         assert f"`#/{page}" in DOC, page
     assert "`#/traces/<trace_id>" in DOC
     assert "`#/sessions/<session_id>" in DOC
     assert "`#/experiments/compare?" in DOC and "`#/datasets/<name>" in DOC
     assert "**Add to dataset**" in DOC
+    assert "`#/review/<queue>`" in DOC
     assert "#/overview" in app_js

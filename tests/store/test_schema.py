@@ -20,7 +20,7 @@ JUDGE_EXECUTIONS = (
     "attempt_count model_call_count duration_ms output raw_output finish_reason input_tokens "
     "output_tokens total_tokens reasoning_tokens cached_input_tokens "
     "cache_creation_input_tokens cost_amount cost_unit cost_source error_name error_message "
-    "error_code created_at cached saved_cost"
+    "error_code created_at response_model system_fingerprint cached saved_cost"
 ).split()
 SCORING_DECISIONS = (
     "trace_id span_id scorer_id scorer_version decision attempts last_error next_attempt_at "
@@ -57,7 +57,7 @@ def test_tables_have_the_agreed_columns(store: Store) -> None:
         "total_tokens cost_usd error_count user_id last_trace_id last_received_at").split()
     assert _columns(store, "monitor_events") == (
         "event_id monitor_id scorer_id state value threshold window_start window_end samples "
-        "notified_at error created_at").split()
+        "notified_at error created_at kind detail").split()
 
 
 def test_span_times_are_timestamp_ns(store: Store) -> None:
@@ -225,3 +225,41 @@ def test_a_version_6_database_numbers_its_experiment_results(tmp_path: Path) -> 
         rows = store.read(f"SELECT item_id, repetition, score FROM experiment_results {order}")
         assert [tuple(r.values()) for r in rows] == [
             ("a", 0, 1.0), ("a", 1, 0.2), ("a", 2, 0.3), ("b", 0, 0.9)]
+
+
+def test_a_version_6_database_gains_the_label_tables_and_judge_reports(tmp_path: Path) -> None:
+    """Migration 8 adds the label tables and appends ``response_model``/``system_fingerprint``
+    to ``judge_executions`` and ``kind``/``detail`` to ``monitor_events``; an event stored
+    before it is of kind ``monitor``."""
+    import duckdb
+
+    from tracescore.store import MIGRATIONS
+
+    path = tmp_path / "v6.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                 "description VARCHAR, applied_at TIMESTAMP)")
+    for version, description, statements in [m for m in MIGRATIONS if m[0] <= 6]:
+        for statement in statements():
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, ?, now())", [version, description])
+    for table, columns in (("judge_executions", ("response_model", "system_fingerprint")),
+                           ("monitor_events", ("kind", "detail"))):
+        for column in columns:  # as migrations 1 and 3 made them then
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    conn.execute("INSERT INTO monitor_events (event_id, monitor_id, state, created_at) "
+                 "VALUES ('e1', 'm1', 'breached', now())")
+    conn.close()
+    with Store(path) as store:
+        assert _columns(store, "judge_executions")[-2:] == ["response_model",
+                                                            "system_fingerprint"]
+        assert _columns(store, "monitor_events")[-2:] == ["kind", "detail"]
+        assert store.read("SELECT kind FROM monitor_events") == [{"kind": "monitor"}]
+        for table in ("label_schemas", "labels", "current_labels", "review_queues",
+                      "review_items", "review_claims", "judge_agreement",
+                      "annotator_agreement", "scorer_versions", "canary_runs"):
+            assert _columns(store, table), table
+        store.write_scores_sync([{"score_id": "s1", "score": 1.0}], [
+            {"execution_id": "x1", "score_id": "s1", "response_model": "gpt-4o-mini-2024-07-18"}])
+        assert store.read("SELECT response_model FROM judge_executions") == [
+            {"response_model": "gpt-4o-mini-2024-07-18"}]

@@ -52,6 +52,7 @@ def check_command(config: str | None, no_call: bool, timeout_s: float) -> None:
         click.echo(line)
     if not live_settings.enabled:
         click.echo("live scoring is off ([live] enabled = false)")
+    _check_labels(settings, registry)
     if not no_call:
         problems += _probe(registry, paused, timeout_s)
     if problems:
@@ -74,6 +75,19 @@ def _price_problems(path: Any, live_settings: Any, registry: Any) -> list[str]:
         click.echo(f"judge prices: {exc}")
         return [str(exc)]
     return []
+
+
+def _check_labels(settings: Any, registry: Any) -> None:
+    """``[labels]`` and ``[[canaries]]`` (as ``tracescore serve`` reads them)."""
+    from tracescore.labels import InvalidLabel, parse_labels_config
+
+    try:
+        _, canaries = parse_labels_config(settings.config, source=str(settings.config_path),
+                                          scorer_ids=[reg.id for reg in registry])
+    except InvalidLabel as exc:
+        raise click.ClickException(str(exc)) from None
+    for canary in canaries:
+        click.echo(f"canary of {canary.scorer}: dataset {canary.dataset} every {canary.every}")
 
 
 def _probe(registry: Any, paused: dict[str, str], timeout_s: float) -> list[str]:

@@ -242,12 +242,15 @@ def experiments_list(dataset: str | None, url: str | None, db: str | None,
 @click.option("--lower-is-better", "lower_is_better", multiple=True,
               help="A scorer id whose lower scores are better (repeatable; the catalogue's "
                    "hallucination, bias and toxicity scorers already are).")
+@click.option("--agreement-floor", type=float, default=0.6, show_default=True,
+              help="Warn about judge scorers whose κ with people's labels is below this, or "
+                   "unknown.")
 @_url_option
 @_db_option
 @_key_option
 def experiments_compare(baseline: str, candidate: str, threshold: float, output_format: str,
-                        lower_is_better: tuple[str, ...], url: str | None, db: str | None,
-                        api_key: str | None) -> None:
+                        lower_is_better: tuple[str, ...], agreement_floor: float,
+                        url: str | None, db: str | None, api_key: str | None) -> None:
     """Compare experiment CANDIDATE with BASELINE (names or ids); exit 1 if anything regressed,
     2 for a usage error (an experiment that does not exist, a bad option)."""
     from tracescore.evals import (
@@ -272,8 +275,38 @@ def experiments_compare(baseline: str, candidate: str, threshold: float, output_
         click.echo(format_markdown(result))
     else:
         click.echo(format_table(result))
+    for line in _agreement_warnings(result, agreement_floor, url=url, db=db, api_key=api_key):
+        click.echo(f"warning: {line}", err=True)
     if result.regressed:
         raise SystemExit(1)
+
+
+JUDGES_SQL = """
+SELECT DISTINCT scorer_id FROM scores
+WHERE list_contains(?::VARCHAR[], experiment_id) AND coalesce(judge_total_tokens, 0) > 0
+"""
+
+
+def _agreement_warnings(result: Any, floor: float, *, url: str | None, db: str | None,
+                        api_key: str | None) -> list[str]:
+    """Judge scorers of the comparison whose agreement with people is unknown or low."""
+    from tracescore.labels import BEST_BY_SCORER_SQL, gating_warnings
+
+    from ._server_commands import run_sql
+
+    ids = [result.baseline.experiment_id, result.candidate.experiment_id]
+    try:
+        _, judged, _, _ = run_sql(JUDGES_SQL, [ids], url=url, db=db, api_key=api_key,
+                                  timeout_s=60.0)
+        gating = sorted({row[0] for row in judged} & set(result.scorers))
+        if not gating:
+            return []
+        columns, rows, _, _ = run_sql(BEST_BY_SCORER_SQL, [gating], url=url, db=db,
+                                      api_key=api_key, timeout_s=60.0)
+    except click.ClickException as exc:
+        return [f"could not read judge agreement: {exc.message}"]
+    return gating_warnings([dict(zip(columns, row, strict=True)) for row in rows], gating,
+                           floor)
 
 
 COMMANDS.append(experiments_group)

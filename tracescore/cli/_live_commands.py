@@ -42,7 +42,8 @@ _config_option = click.option(
 
 SCORER_COLUMNS = ("id", "state", "scored", "failed", "not_scorable", "pending", "retrying",
                   "sampled_out", "filtered_out", "over_budget", "avg_score", "judge_tokens",
-                  "judge_cost_usd", "cache_hits", "saved_usd", "judge_calls", "last_error")
+                  "judge_cost_usd", "cache_hits", "saved_usd", "judge_calls", "last_error",
+                  "agreement")
 
 
 def _pick(url: str | None, db: str | None) -> None:
@@ -137,6 +138,7 @@ def scorers_command(url: str | None, db: str | None, config: str | None, api_key
     _pick(url, db)
     differences: list[str] = []
     if db:
+        from tracescore.labels import with_agreement
         from tracescore.live import scorer_attention, scorer_summary
 
         live, store = _offline(db, config, read_only=True)
@@ -145,7 +147,8 @@ def scorers_command(url: str | None, db: str | None, config: str | None, api_key
             for row in status:
                 if row["state"] == "running":
                     row["state"] = "configured"
-            rows = scorer_attention(store.read, scorer_summary(store.read, status))
+            rows = with_agreement(store.read, scorer_attention(
+                store.read, scorer_summary(store.read, status)))
         finally:
             store.close()
     else:
@@ -185,6 +188,10 @@ def _value(row: dict[str, Any], name: str) -> Any:
     if name == "judge_calls":
         calls, oldest = row.get("judge_calls_in_flight") or 0, row.get("oldest_judge_call_seconds")
         return f"{calls} (oldest {oldest:.0f} s)" if calls and oldest is not None else calls
+    if name == "agreement":
+        from tracescore.labels import describe
+
+        return describe(row.get("agreement"))
     value = row.get(name)
     if isinstance(value, float):
         return f"{value:.4g}" if name != "judge_cost_usd" else f"{value:.6f}"

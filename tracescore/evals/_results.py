@@ -148,6 +148,9 @@ class EvalResult(_ResultModel):
     """Writes to ``store=`` that failed (the results above are complete regardless)."""
     experiment_id: str | None = None
     """The recorded experiment's id when ``experiment=`` was given (``experiments``)."""
+    agreement_warnings: list[str] = Field(default_factory=list)
+    """With ``store=``: gating scorers (gates and scorers with a threshold) whose agreement
+    with people (``judge_agreement``) is unknown or below ``agreement_floor``."""
 
     def __repr__(self) -> str:
         """Verdict, counts and averages; ``.items`` holds the rest."""

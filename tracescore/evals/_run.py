@@ -42,6 +42,7 @@ async def run_evals(
     experiment_metadata: Mapping[str, Any] | None = None,
     judge_cache: Any = None,
     judge_cache_mode: Literal["auto", "on"] = "auto",
+    agreement_floor: float | None = 0.6,
 ) -> EvalResult:
     """Run ``target`` on every item of ``data``, score it, and return averages and a verdict.
 
@@ -77,6 +78,9 @@ async def run_evals(
             judge execution with ``cached=True``.
         judge_cache_mode: ``"auto"`` caches judges with ``temperature = 0`` in their
             ``model_settings``; ``"on"`` every judge.
+        agreement_floor: with ``store``, warn (a log line and ``result.agreement_warnings``)
+            about each gating scorer whose κ with people's labels is below this or unknown;
+            None turns the check off.
 
     Raises:
         EvalValidationError: the data, scorers, gates or thresholds cannot be run (nothing ran).
@@ -128,6 +132,9 @@ async def run_evals(
             await cache.aclose()
             await sink.aclose()
             raise
+    warnings: list[str] = []
+    if sink is not None and agreement_floor is not None:
+        warnings = await _agreement_warnings(sink, plan, agreement_floor)
     runner = ItemRunner(plan, adapter, target_options=options,
                         trace_store=sink.trace_store if sink is not None else None,
                         fail_fast=fail_fast)
@@ -225,7 +232,31 @@ async def run_evals(
         eval_run_id=eval_run_id,
         store_errors=store_errors,
         experiment_id=recorder.experiment_id if recorder is not None else None,
+        agreement_warnings=warnings,
     )
+
+
+async def _agreement_warnings(sink: ScoreSink, plan: Any, floor: float) -> list[str]:
+    """Sentences about gating judge scorers (gates, and scorers with a threshold, that call a
+    judge) whose agreement with people is unknown or below ``floor`` (logged as warnings); an
+    unreadable store gives none."""
+    from tracescore.labels import BEST_BY_SCORER_SQL, gating_warnings
+
+    turns = [t for item in plan.items for t in item.turns]
+    assertions = [*plan.gates, *plan.scorers, *(a for t in turns for a in (*t.gates, *t.scorers))]
+    gating = sorted({a.id for a in assertions if (a.is_gate or a.threshold)
+                     and getattr(a.scorer, "judges", ())})
+    if not gating:
+        return []
+    try:
+        rows = await sink.read(BEST_BY_SCORER_SQL, [gating])
+    except Exception as exc:  # noqa: BLE001 - a store without the table: no check
+        logger.info("could not read judge agreement: %s", exc)
+        return []
+    found = gating_warnings(rows, gating, floor)
+    for line in found:
+        logger.warning("%s", line)
+    return found
 
 
 def run_evals_sync(*args: Any, **kwargs: Any) -> EvalResult:

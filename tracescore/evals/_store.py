@@ -112,6 +112,18 @@ class ScoreSink:
         from tracescore.store import StoreJudgeCache
 
         return StoreJudgeCache(self._store)
+    async def read(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        """Rows of a read-only statement (the store's cursor, or the server's /api/sql)."""
+        if self._client is not None:
+            response = await self._client.post(f"{self._url}/api/sql",
+                                               json={"sql": sql, "params": params})
+            if response.status_code >= 400:
+                raise RuntimeError(f"POST {self._url}/api/sql answered {response.status_code}: "
+                                   f"{response.text[:300]}")
+            body = response.json()
+            return [dict(zip(body["columns"], row, strict=True)) for row in body["rows"]]
+        rows: list[dict[str, Any]] = await self._store.aread(sql, params)
+        return rows
 
     async def aclose(self) -> None:
         """Close what ``open`` opened (a Store passed in open is left open)."""

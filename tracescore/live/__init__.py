@@ -47,6 +47,7 @@ from ._totals import (
     TotalsMaintainer,
     price_calls,
 )
+from ._trust import JudgeTrust
 
 __all__ = [
     "AGENT_TOKEN_KINDS",
@@ -54,6 +55,7 @@ __all__ = [
     "INTERNAL_MARKER",
     "JudgeCalls",
     "JudgeProbe",
+    "JudgeTrust",
     "TARGETS",
     "AgentSpendStats",
     "BudgetGuard",

@@ -150,6 +150,9 @@ class ScorerEntry(_Strict):
     """Part of the cache key: raise it to ask afresh (older answers are not used)."""
     judge_timeout_seconds: float | None = Field(default=None, gt=0)
     """This scorer's judge timeout (default ``[live] judge_timeout_seconds``)."""
+    alignment: str | None = None
+    """An alignment file written by ``tracescore align``: the scorer runs as that aligned
+    version (its judge's instructions and examples), scored afresh under the version's id."""
 
     @field_validator("filter")
     @classmethod

@@ -3,7 +3,9 @@
 A monitor aggregates one scorer's ``scores`` rows over a sliding window (``avg``, ``p50``,
 ``p95``, ``pass_rate`` = share of scores >= ``pass_threshold``, ``count``, ``failed_rate`` =
 share of runs that failed), optionally only for one project or for traces matching ``filter``
-(a predicate over the ``traces`` table), and compares the value with ``threshold`` by ``op``.
+(a predicate over the ``traces`` table), and compares the value with ``threshold`` by ``op``;
+``kappa`` instead reads the scorer's agreement with people as ``judge_agreement`` last kept it
+(``tracescore.labels``), its labelled targets counting as the samples.
 The scheduler calls ``Monitors.evaluate`` on its tick; each monitor runs at most once per
 ``evaluate_every``. With fewer than ``min_samples`` scores in the window (``count`` aside) the
 state does not change.
@@ -37,7 +39,7 @@ from ._errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-Aggregate = Literal["avg", "p50", "p95", "pass_rate", "count", "failed_rate"]
+Aggregate = Literal["avg", "p50", "p95", "pass_rate", "count", "failed_rate", "kappa"]
 Op = Literal["lt", "lte", "gt", "gte"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
@@ -144,8 +146,19 @@ def parse_monitor_entries(entries: Any, *, source: str = "the config file",
     return out
 
 
+KAPPA_SQL = """
+SELECT arg_max(kappa, (updated_at, n)) AS value, arg_max(n, (updated_at, n)) AS samples
+FROM judge_agreement WHERE scorer_id = ? AND updated_at < ?
+"""
+"""``kappa``: the newest ``judge_agreement`` row of the scorer (its version agreeing with people;
+the labelled targets are the samples)."""
+
+
 def window_query(entry: MonitorEntry, *, start: datetime, end: datetime) -> tuple[str, list[Any]]:
-    """The monitor's value and sample count over scores created in [start, end)."""
+    """The monitor's value and sample count over scores created in [start, end) (``kappa``:
+    the scorer's judge agreement as last kept, whatever the window)."""
+    if entry.aggregate == "kappa":
+        return KAPPA_SQL, [entry.scorer, end]
     done = "s.status = 'success' AND s.score IS NOT NULL"
     value = {
         "avg": f"avg(s.score) FILTER (WHERE {done})",
@@ -300,7 +313,7 @@ class Monitors:
             "event_id": str(uuid.uuid4()), "monitor_id": entry.id, "scorer_id": entry.scorer,
             "state": name, "value": value, "threshold": entry.threshold,
             "window_start": start, "window_end": now, "samples": samples,
-            "notified_at": None, "error": None, "created_at": now,
+            "notified_at": None, "error": None, "created_at": now, "kind": "monitor",
         }
         await live.store.write(_insert_events([event]))
         state.breached = holds
@@ -309,35 +322,43 @@ class Monitors:
         state.last_event = {"state": name, "value": value, "at": _iso(now)}
         text = event_text(entry, name, value, samples)
         log.warning("%s", text)
-        if entry.notify:
-            task = asyncio.get_running_loop().create_task(self._notify(live, event, text))
-            self._notifying.add(task)
-            task.add_done_callback(self._notifying.discard)
+        self.notify(live, event, text, entry.notify)
         return event
 
-    async def _notify(self, live: Any, event: dict[str, Any], text: str) -> None:
+    def notify(self, live: Any, event: dict[str, Any], text: str, urls: Sequence[str]) -> None:
+        """POST a stored ``monitor_events`` row to ``urls`` in a background task (a breach
+        here; a judge drift from ``tracescore.labels``), its outcome recorded on the row."""
+        if not urls:
+            return
+        task = asyncio.get_running_loop().create_task(self._notify(live, event, text, urls))
+        self._notifying.add(task)
+        task.add_done_callback(self._notifying.discard)
+
+    async def _notify(self, live: Any, event: dict[str, Any], text: str,
+                      urls: Sequence[str]) -> None:
         """POST the event to every URL (bounded retries, backoff); record the outcome."""
         import httpx
 
         payload = {"text": text, **{k: _jsonable(v) for k, v in event.items()
                                     if k not in ("notified_at", "error")}}
         errors: list[str] = []
-        entry = self.states[event["monitor_id"]].entry
+        name = event["monitor_id"]
         async with httpx.AsyncClient(timeout=NOTIFY_TIMEOUT_S) as client:
-            for url in entry.notify:
+            for url in urls:
                 error = await self._post(client, url, payload)
                 if error is not None:
                     errors.append(f"{url}: {error}")
         notified_at = None if errors else live.now()
         message = "; ".join(errors) or None
         if message:
-            log.warning("monitor %s: notifying failed: %s", entry.id, message)
-            self.states[event["monitor_id"]].last_failed_delivery = {
-                "at": _iso(event["created_at"]), "error": message}
+            log.warning("monitor %s: notifying failed: %s", name, message)
+            state = self.states.get(event["monitor_id"])
+            if state is not None:  # a monitor's breach (a judge drift has no monitor state)
+                state.last_failed_delivery = {"at": _iso(event["created_at"]), "error": message}
         try:
             await live.store.write(_record_notification(event["event_id"], notified_at, message))
         except Exception as exc:  # noqa: BLE001 - recorded in the log, never raised
-            log.warning("monitor %s: could not record the notification: %s", entry.id, exc)
+            log.warning("monitor %s: could not record the notification: %s", name, exc)
 
     async def _post(self, client: Any, url: str, payload: dict[str, Any]) -> str | None:
         error = "not sent"

@@ -175,6 +175,9 @@ class Registry:
         version = scorer_version(use=entry.use, args=args, target=entry.target,
                                  filter=entry.filter, sample_rate=entry.sample_rate,
                                  sample=_segments(entry), code=code)
+        if entry.alignment is not None:
+            scorer, version = _aligned(scorer, entry.alignment, version, base_dir=base_dir,
+                                       where=where)
         # A disabled entry without an id: a catalogue id names it; an import path is built once
         # to learn the scorer's own id (never scheduled).
         scorer_id = entry.id or (
@@ -236,6 +239,22 @@ def _named_object(use: str, base_dir: Path | None) -> Any:
         return None
     obj = load_object(use, base_dir=base_dir)
     return None if isinstance(obj, _scorer_class()) else obj
+def _aligned(scorer: Scorer[Any, Any] | None, path: str, version: str, *,
+             base_dir: Path | None, where: str) -> tuple[Scorer[Any, Any] | None, str]:
+    """The entry's scorer with the alignment of file ``path`` applied, and its version (the
+    alignment's); ``ConfigError`` when the file was fitted on another version."""
+    from tracescore.labels import AlignError, load_alignment
+
+    try:
+        alignment = load_alignment(path, base_dir=base_dir, where=f"{where}: key 'alignment'")
+    except AlignError as exc:
+        raise ConfigError(str(exc)) from None
+    if alignment.parent_version != version:
+        raise ConfigError(
+            f"{where}: key 'alignment': {path!r} was fitted on version "
+            f"{alignment.parent_version[:8]}, but this entry is version {version[:8]} (its use, "
+            "args, target, filter or sample rate changed); run `tracescore align` again")
+    return (alignment.apply(scorer) if scorer is not None else None), alignment.version
 
 
 DISABLED_JUDGE_MODEL = "judge-model-not-set"

@@ -57,6 +57,7 @@ from ._selection import (
 from ._sessions import SessionSelector, is_session_scorer
 from ._stats import LiveStats
 from ._transform import TraceCache
+from ._trust import JudgeTrust
 from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
@@ -89,10 +90,12 @@ class LiveScheduler:
         *,
         monitors: Monitors | None = None,
         pricing: Pricing | None = None,
+        trust: JudgeTrust | None = None,
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
         self.monitors = monitors or Monitors()
+        self.trust = trust
         self.registry = registry
         self.settings = settings or LiveSettings()
         s = self.settings
@@ -273,6 +276,8 @@ class LiveScheduler:
         if self._tick_task is not None:
             await asyncio.gather(self._tick_task, return_exceptions=True)  # let its reads end
         await self.drain(timeout_s=timeout_s)
+        if self.trust is not None:
+            await self.trust.drain()
         await self.monitors.drain()
         if self._judge_cache is not None:
             await self._judge_cache.flush()
@@ -403,6 +408,8 @@ class LiveScheduler:
         await self._update_gauges(enabled, now)
         if self.monitors:
             await self.monitors.evaluate(self, now)
+        if self.trust is not None:
+            self.trust.tick(self, now)
 
     def horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
         """The earliest arrival a scorer version scores (its first decision less

@@ -69,6 +69,10 @@ class JudgeExecution(Model):
     cost: JudgeCost | None = None
     finish_reason: str | None = None
     error: JudgeError | None = None
+    response_model: str | None = None
+    """The model the provider said answered (the reply's ``model``), for drift checks."""
+    system_fingerprint: str | None = None
+    """The provider's ``system_fingerprint`` of the reply, where it sends one."""
     cached: bool = False
     """True when the answer came from the judge-call cache: no request was sent, cost 0."""
     saved_cost: float | None = None

@@ -202,6 +202,8 @@ class _StepCall:
         self.cost: float | None = None
         self.finish_reason: str | None = None
         self.raw_output: str | None = None
+        self.response_model: str | None = None
+        self.system_fingerprint: str | None = None
 
     def _kwargs(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> dict[str, Any]:
         judge = self.judge
@@ -283,6 +285,9 @@ class _StepCall:
             message = _field(choice, "message")
             text = _field(message, "content")
             self.finish_reason = _field(choice, "finish_reason")
+            self.response_model = _field(response, "model") or self.response_model
+            self.system_fingerprint = (_field(response, "system_fingerprint")
+                                       or self.system_fingerprint)
             self.raw_output = text if isinstance(text, str) else None
             if self.wants_logprobs:
                 self.logprobs = token_logprobs(choice)
@@ -324,6 +329,8 @@ class _StepCall:
             error=None if error is None else JudgeError(
                 name=type(error).__name__, message=str(error)[:2000], code=_error_code(error)),
             confidence=logprob_confidence(self.logprobs),
+            response_model=self.response_model,
+            system_fingerprint=self.system_fingerprint,
         )
 
 

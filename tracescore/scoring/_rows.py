@@ -91,6 +91,8 @@ def execution_row(
         "error_message": e.message if e else None,
         "error_code": str(e.code) if e and e.code is not None else None,
         "created_at": now,
+        "response_model": ex.response_model,
+        "system_fingerprint": ex.system_fingerprint,
         "cached": ex.cached,
         "saved_cost": ex.saved_cost,
     }

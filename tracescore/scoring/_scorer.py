@@ -181,6 +181,18 @@ class Scorer(Generic[InputT, OutputT]):
         """A new scorer with this generate_reason step: ``fn(run, results, score)`` or a prompt."""
         return self._with_step("generate_reason", step)
 
+    def with_judges(self, change: Callable[[str, Judge], Judge]) -> Scorer[InputT, OutputT]:
+        """A new scorer whose prompt steps use ``change(step_name, judge)`` instead of the
+        judge each would use (what an aligned judge version is built with)."""
+        import dataclasses
+
+        steps = dict(self._steps)
+        for spec, effective in self._plan:
+            if effective is not None:
+                steps[spec.name] = dataclasses.replace(spec, judge=change(spec.name, effective))
+        return Scorer(id=self.id, name=self.name, description=self.description, type=self.type,
+                      judge=self.judge, prepare_run=self.prepare_run, _steps=steps)
+
     @property
     def steps(self) -> list[str]:
         """The names of the steps this scorer has, in run order."""

@@ -51,6 +51,7 @@ DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",
     "tracescore.server._cluster:mount_cluster",
+    "tracescore.server._labels_api:mount_labels",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
 

@@ -98,12 +98,13 @@ def _setup(app: FastAPI) -> tuple[Any, Any]:
 
 def _new_scheduler(app: FastAPI) -> Any:
     """A scheduler over the app's store and registry, with the start-up pauses applied."""
-    from tracescore.live import LiveScheduler, Monitors, start_paused
+    from tracescore.live import JudgeTrust, LiveScheduler, Monitors, start_paused
 
     live_settings, registry = _setup(app)
     monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
+    trust = JudgeTrust(*(getattr(app.state, "labels_setup", None) or ()))
     scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors,
-                              pricing=_pricing_of(app))
+                              pricing=_pricing_of(app), trust=trust)
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
 
@@ -152,6 +153,7 @@ def _scheduler(request: Request) -> Any:
 @router.get("/api/live/scorers")
 async def list_scorers(request: Request) -> dict[str, Any]:
     """Each registered scorer: version, state, decision counts, average score, judge spend."""
+    from tracescore.labels import with_agreement
     from tracescore.live import scorer_attention, scorer_summary
 
     live = _scheduler(request)
@@ -163,7 +165,8 @@ async def list_scorers(request: Request) -> dict[str, Any]:
                 row["state"], row["note"] = "stopped", "live scoring is off ([live] enabled)"
 
     def summary() -> list[dict[str, Any]]:
-        return scorer_attention(live.store.read, scorer_summary(live.store.read, status))
+        rows = scorer_attention(live.store.read, scorer_summary(live.store.read, status))
+        return with_agreement(live.store.read, rows)
 
     rows = await asyncio.to_thread(summary)
     stats = live.stats

@@ -20,6 +20,9 @@ dashboard queries:
 - ``tracescore_model_call_duration_seconds{model}`` (histogram of those calls)
 - ``tracescore_agent_traces_pending`` (gauge: traces whose totals wait while the totals
   maintainer works through a backlog; 0 once it has caught up)
+- ``tracescore_judge_agreement_kappa{scorer_id,scorer_version,schema}`` with ``_low`` and
+  ``_high`` (its interval) and ``tracescore_judge_agreement_labels`` (gauges: each judge
+  version's agreement with people, as of the live scorer's last refresh)
 
 Every labelled series whose labels are known up front is exported as 0 from the first scrape
 (as Prometheus' instrumentation guidance recommends), so panels and alert rules see a series on
@@ -36,6 +39,8 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from starlette.responses import Response
+
+from ._labels_api import agreement_families
 
 SCORE_STATUSES = ("success", "failed", "not_scorable")
 TOKEN_KINDS = ("input", "output")
@@ -122,6 +127,7 @@ class _AppCollector:
         yield from (scores, tokens, cost)
         yield from _judge_cache_families(live, _scorer_ids(state))
         yield from _monitor_families(live)
+        yield from agreement_families(live)
         yield from _agent_families(getattr(state, "totals", None))
 
 

@@ -19,6 +19,13 @@ from ._datasets_schema import (
     dataset_statements,
     keyed_results_statements,
 )
+from ._labels_schema import (
+    JUDGE_EXECUTION_ADDITIONS,
+    LABEL_PRIMARY_KEYS,
+    LABEL_TABLES,
+    MONITOR_EVENT_ADDITIONS,
+    label_statements,
+)
 from ._traces_table import TRACES, fill_from_spans_sql
 
 log = logging.getLogger(__name__)
@@ -133,6 +140,7 @@ JUDGE_EXECUTIONS: tuple[tuple[str, str], ...] = (
     ("error_message", "VARCHAR"),
     ("error_code", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
+    *JUDGE_EXECUTION_ADDITIONS,
     # migration 9
     ("cached", "BOOLEAN"),
     ("saved_cost", "DOUBLE"),
@@ -191,6 +199,7 @@ MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
     ("notified_at", "TIMESTAMP"),
     ("error", "VARCHAR"),
     ("created_at", "TIMESTAMP"),
+    *MONITOR_EVENT_ADDITIONS,
 )
 """Columns of ``monitor_events``: one row per breach or recovery (documented in
 docs/server.md)."""
@@ -239,6 +248,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "judge_cache": JUDGE_CACHE,
     "scoring_decision_history": DECISION_HISTORY,
     "cluster_flushes": CLUSTER_FLUSHES,
+    **LABEL_TABLES,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -255,6 +265,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "judge_cache": ("key",),
     "scoring_decision_history": (),
     "cluster_flushes": ("node_id", "flush_no"),
+    **LABEL_PRIMARY_KEYS,
 }
 
 TRACES_VIEW = """
@@ -395,6 +406,9 @@ MIGRATIONS: list[Migration] = [
      _unkey_traces),
     (7, "experiment_results.repetition: results keyed by (experiment, item, scorer, "
         "repetition)", keyed_results_statements),
+    (8, "label_schemas, labels, current_labels, review queues, judge_agreement, "
+        "annotator_agreement, scorer_versions, canary_runs; judge_executions.response_model and "
+        "system_fingerprint; monitor_events.kind and detail", label_statements),
     (9, "judge_cache; judge_executions.cached and saved_cost; scores.cost_source and "
         "decided_by; scoring_decision_history", _judge_runs),
     (10, "cluster_flushes: a cluster node's note of its flushes to the lake",

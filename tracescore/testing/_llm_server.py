@@ -27,6 +27,8 @@ class Reply:
     ``delay_s`` holds the reply back that long (a slow or hung judge; ``stop()`` ends the wait).
     ``status`` other than 200 sends ``error_body`` (or an OpenAI-style error) with ``headers``.
     ``raw_body`` sends those bytes as the whole response body (for malformed answers).
+    ``model`` is the reply's ``model`` (default: the one asked for) and ``system_fingerprint``
+    its ``system_fingerprint`` (left out when None).
     ``logprobs`` is sent as the choice's ``logprobs.content``: a list of
     ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}`` (see ``token_logprobs``).
     """
@@ -45,6 +47,7 @@ class Reply:
     error_body: Any = None
     model: str | None = None
     logprobs: list[dict[str, Any]] | None = None
+    system_fingerprint: str | None = None
 
 
 def token_logprobs(
@@ -257,6 +260,8 @@ class ScriptedLLMServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": reply.model or body.get("model", "scripted"),
+            **({"system_fingerprint": reply.system_fingerprint}
+               if reply.system_fingerprint is not None else {}),
             "choices": [{"index": 0, "message": message, "finish_reason": finish,
                          **({"logprobs": {"content": reply.logprobs}}
                             if reply.logprobs is not None else {})}],

@@ -118,6 +118,14 @@
     return h("span", { class: "badge " + cls, title: reg.note || reg.state }, reg.state);
   }
 
+  /** The running version's κ with people, its interval and n (from GET api/live/scorers). */
+  function agreementCell(reg) {
+    const a = reg && reg.agreement;
+    if (!a) return h("span", { class: "muted", title: "no labels check this scorer version" }, "—");
+    const interval = a.kappa_low !== null && a.kappa_high !== null ? " [" + a.kappa_low.toFixed(2) + "–" + a.kappa_high.toFixed(2) + "]" : "";
+    return h("span", { class: "agreement-cell", title: a.text }, a.kappa === null ? "κ undefined" : "κ " + a.kappa.toFixed(2) + interval, h("span", { class: "muted" }, " n " + a.n));
+  }
+
   async function list(root) {
     root.appendChild(h("h1", {}, "Scorers"));
     const monitorsEl = h("div");
@@ -148,6 +156,7 @@
         { label: "cost", class: "num", value: (r) => costText(r.cost, reg.get(r.scorer_id)) },
         { label: "cache hits", class: "num", value: (r) => cacheText(reg.get(r.scorer_id)) },
         { label: "judge calls", class: "num", value: (r) => inFlightText(reg.get(r.scorer_id)) },
+        { label: "agreement", value: (r) => agreementCell(reg.get(r.scorer_id)) },
         { label: "last score", value: (r) => TS.fmtTime(r.last_ms === undefined ? null : Number(r.last_ms)) },
       ], rows, { onRowClick: (r) => (window.location.hash = TS.link("scorers/" + encodeURIComponent(r.scorer_id))) }),
       notes.length ? h("ul", { class: "notes" }, notes.map((r) => h("li", {}, h("strong", {}, r.id), ": " + r.note))) : null,
@@ -239,6 +248,7 @@
         h("span", { class: "muted" }, [reg.use, "target " + reg.target, "sample rate " + reg.sample_rate,
           reg.filter ? "filter " + reg.filter : null, "version " + reg.version, reg.uses_judge ? "LLM judge" : "code scorer"]
           .filter(Boolean).join(" · ")),
+        reg.uses_judge ? TS.agreementLine(reg.agreement) : null,
         reg.note ? h("div", { class: "error-box" }, reg.note) : null,
         reg.uses_judge ? h("div", { class: "muted small" }, "judge calls in flight: " + inFlightText(reg) +
           " · timeout " + reg.judge_timeout_seconds + " s · cache hits: " + cacheText(reg)) : null,

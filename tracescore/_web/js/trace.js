@@ -229,7 +229,7 @@
     return TS.jsonView(prompt, { tall: true });
   }
 
-  function scoreCard(s, executions, selectSpan) {
+  function scoreCard(s, executions, selectSpan, agreement) {
     const prompts = ["preprocess_prompt", "analyze_prompt", "generate_score_prompt", "generate_reason_prompt"]
       .filter((k) => s[k]);
     const seenPrompts = new Map();
@@ -245,6 +245,7 @@
         s.span_id ? h("a", { href: "#", class: "mono small", onclick: (ev) => { ev.preventDefault(); selectSpan(s.span_id); } }, " span " + TS.shortId(s.span_id)) : null),
       s.reason ? h("div", { class: "reason" }, s.reason) : s.error ? null : h("div", { class: "muted" }, "No reason recorded."),
       s.error ? h("div", { class: "error-box" }, TS.errorText(s.error)) : null,
+      judged ? TS.agreementLine(agreement) : null,
       judged ? h("div", { class: "muted small judge-line" }, "judge: " + TS.fmtNum(s.judge_input_tokens || 0) + " in / " +
         TS.fmtNum(s.judge_output_tokens || 0) + " out tokens · " + TS.fmtCost(s.judge_cost || 0)) : null,
       steps.length ? TS.details("Step results", steps.map((k) => h("div", {}, h("div", { class: "label" }, k.replace("_step_result", "")), TS.jsonView(s[k])))) : null,
@@ -280,6 +281,8 @@
   function ioView(v) {
     return looksLikeMessages(v) ? TS.messagesView(v) : TS.jsonView(v === undefined ? null : v);
   }
+
+  TS.scorerInputView = scorerInputView;
 
   function scorerInputView(data, spanId, clearTarget) {
     const input = data.input || {};
@@ -367,7 +370,7 @@
     const resolved = traceId.length < 32 ? await TS.api.get("api/traces/" + encodeURIComponent(traceId)) : null;
     if (resolved) traceId = resolved.trace_id;
     const enc = encodeURIComponent(traceId);
-    const [tree, scores, executions, decisions, stepData] = await Promise.all([
+    const [tree, scores, executions, decisions, stepData, scoreDocs] = await Promise.all([
       resolved ? Promise.resolve(resolved) : TS.api.get("api/traces/" + enc),
       TS.api.rows("SELECT score_id, scorer_id, scorer_name, scorer_version, span_id, source, status, score, reason, " +
         "epoch_ms(created_at) AS created_ms, duration_ms, error, judge_input_tokens, judge_output_tokens, judge_cost, " +
@@ -384,7 +387,12 @@
         console.warn("tracescore dashboard: no step tree for the waterfall badges:", err.message);
         return null;
       }),
+      TS.api.get("api/traces/" + enc + "/scores").catch((err) => {
+        console.warn("tracescore dashboard: no judge agreement for the scores:", err.message);
+        return { scores: [] };
+      }),
     ]);
+    const agreementOf = new Map((scoreDocs.scores || []).map((d) => [d.score_id, d.agreement]));
     const stepRoots = stepData ? (Array.isArray(stepData) ? stepData : stepData.steps || []) : [];
     const models = modelSteps(stepRoots);
     const calls = new Map(((tree && tree.model_calls) || []).map((c) => [c.span_id, c]));
@@ -442,7 +450,7 @@
               "Live scoring picks a trace up once it has settled; check the Scorers page for registered scorers.")));
           return;
         }
-        el.appendChild(h("div", { id: "score-list" }, scores.map((s) => scoreCard(s, execBy.get(s.score_id) || [], selectSpan))));
+        el.appendChild(h("div", { id: "score-list" }, scores.map((s) => scoreCard(s, execBy.get(s.score_id) || [], selectSpan, agreementOf.get(s.score_id)))));
       } },
       { id: "input", label: "Scorer input", render: (el) => {
         const qs = ui.inputSpan ? "?span_id=" + encodeURIComponent(ui.inputSpan) : "";

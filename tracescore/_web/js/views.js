@@ -160,6 +160,17 @@
     }));
   };
 
+  /** A judge version's agreement with people (the `agreement` object of GET
+   * api/traces/{id}/scores, api/live/scorers and the review queue items), or that it is unknown. */
+  TS.agreementLine = function agreementLine(agreement) {
+    if (!agreement) {
+      return h("div", { class: "agreement-line muted small" }, "agreement with people: unknown (no labels check this judge version)");
+    }
+    return h("div", { class: "agreement-line small", title: "Cohen's κ between this judge version's verdicts and people's labels of " +
+      agreement.schema_name + " (bootstrap 95% interval); TPR " + TS.fmtScore(agreement.tpr) + ", TNR " + TS.fmtScore(agreement.tnr) },
+    "this judge " + agreement.text);
+  };
+
   // ---- empty states ------------------------------------------------------------------------
   /** The server's listeners (GET api/dashboard/info); {} when it cannot be read. */
   TS.serverInfo = function serverInfo() {
