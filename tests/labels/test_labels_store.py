@@ -132,6 +132,28 @@ def test_a_queue_freezes_its_selection(store: Any, traces: Any) -> None:
                                     "selection": "true; DROP TABLE labels"})
 
 
+def test_items_handed_to_a_queue_join_it_once_after_its_selection(
+    store: Any, traces: Any
+) -> None:
+    """A cascade's unsure runs (``tracescore.live``) join an existing queue after its frozen
+    selection, each target once; an unknown queue is a ``LookupError``."""
+    ids = traces(3)
+    labels.create_schema(store, {"name": "ok", "kind": "boolean"})
+    labels.create_queue(store, {"name": "unsure", "schemas": ["ok"], "selection": "false"})
+    unsure = [{"trace_id": ids[0], "span_id": "s1", "session_id": None, "scorer_id": "c"},
+              {"trace_id": ids[1], "span_id": None, "session_id": None, "scorer_id": "c"},
+              {"trace_id": ids[0], "span_id": "s2", "session_id": None, "scorer_id": "c"}]
+    assert labels.enqueue_review_items(store, "unsure", unsure) == 2
+    assert labels.enqueue_review_items(store, "unsure", unsure[:1]) == 0
+    rows = store.read("SELECT item_key, position FROM review_items "
+                      "WHERE queue_name = 'unsure' ORDER BY position")
+    assert [(r["item_key"], r["position"]) for r in rows] == [
+        (f"trace:{ids[0]}", 0), (f"trace:{ids[1]}", 1)]
+    assert labels.next_item(store, "unsure", "ann")["trace_id"] == ids[0]
+    with pytest.raises(LookupError, match="no review queue named 'nope'"):
+        labels.enqueue_review_items(store, "nope", unsure)
+
+
 def test_leases_hand_each_item_to_one_annotator(store: Any, traces: Any) -> None:
     ids = traces(3)
     labels.create_schema(store, {"name": "ok", "kind": "boolean"})

@@ -224,5 +224,14 @@ async def test_a_cascade_records_which_judge_decided_and_each_judge_call_once(
     result = await cascade.run(input="q", output="a", request_context={"trace_id": ids[1]})
     queue, item = unsure_item(live.registry.get("cascade"), key, result)  # type: ignore[misc,arg-type]
     assert queue == "review" and "confidence 0.30 < 0.7" in item["reason"]
-    # Without issue 28's review queues (tracescore.labels) the hand-off does nothing.
+    # With no review queue of that name the hand-off does nothing; with one, the unsure trace
+    # joins it (once), and the confident one never does.
     assert await hand_off(live, live.registry.get("cascade"), key, result) is False  # type: ignore[arg-type]
+    from tracescore import labels
+
+    labels.create_schema(store, {"name": "right", "kind": "boolean"})
+    labels.create_queue(store, {"name": "review", "schemas": ["right"], "selection": "false"})
+    assert await hand_off(live, live.registry.get("cascade"), key, result) is True  # type: ignore[arg-type]
+    assert await hand_off(live, live.registry.get("cascade"), key, result) is False  # type: ignore[arg-type]
+    assert [r["item_key"] for r in store.read(
+        "SELECT item_key FROM review_items WHERE queue_name = 'review'")] == [f"trace:{ids[1]}"]

@@ -32,7 +32,15 @@ from ._labels import (
     parse_jsonl,
 )
 from ._models import Agreement, Label, LabelSchema, QueueSpec, agreement_text, target_key
-from ._queues import create_queue, get_queue, item_detail, list_queues, next_item, skip_item
+from ._queues import (
+    create_queue,
+    enqueue_review_items,
+    get_queue,
+    item_detail,
+    list_queues,
+    next_item,
+    skip_item,
+)
 from ._reads import (
     BEST_BY_SCORER_SQL,
     agreement,
@@ -99,6 +107,7 @@ __all__ = [
     "cohen_kappa",
     "consensus",
     "create_queue",
+    "enqueue_review_items",
     "create_schema",
     "describe",
     "duration_s",

@@ -103,6 +103,56 @@ def create_queue(store: Any, spec: QueueSpec | Mapping[str, Any], *,
     return {**head, "items": len(items)}
 
 
+def enqueue_review_items(store: Any, queue: str, items: Sequence[Mapping[str, Any]], *,
+                         now: datetime | None = None) -> int:
+    """Add targets to an existing queue after its frozen selection (a cascade's unsure runs,
+    ``tracescore.live``), each once; return how many were added. ``items`` carry ``trace_id``,
+    ``span_id`` and ``session_id`` (the queue's target type picks which). Raises
+    ``LookupError`` when no queue of that name exists."""
+    from tracescore.store import insert_arrow, rows_table
+
+    found = store.read("SELECT target_type FROM review_queues WHERE name = ?", [queue])
+    if not found:
+        raise LookupError(f"no review queue named {queue!r}; create it with "
+                          "`tracescore queues create`")
+    target_type = str(found[0]["target_type"])
+    now = now or utc_now()
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        ids = {name: item.get(name) for name in ("trace_id", "span_id", "session_id")}
+        if target_type == "item" or not ids[{"session": "session_id"}.get(target_type,
+                                                                           "trace_id")]:
+            continue  # a dataset item's queue, or no id of the queue's kind
+        if target_type == "trace":
+            ids.update(span_id=None, session_id=None)
+        elif target_type == "span":
+            ids["session_id"] = None
+        else:
+            ids.update(trace_id=None, span_id=None)
+        key = target_key(target_type, **ids)
+        if all(row["item_key"] != key for row in rows):
+            rows.append({"queue_name": queue, "item_key": key, "target_type": target_type,
+                         **ids, "item_id": None, "added_at": now})
+    if not rows:
+        return 0
+    added = [0]
+
+    def write(conn: Any) -> None:
+        have = {r[0] for r in conn.execute(
+            "SELECT item_key FROM review_items WHERE queue_name = ?", [queue]).fetchall()}
+        last = conn.execute("SELECT coalesce(max(position), -1) FROM review_items "
+                            "WHERE queue_name = ?", [queue]).fetchall()[0][0]
+        fresh = [r for r in rows if r["item_key"] not in have]
+        for offset, row in enumerate(fresh, start=1):
+            row["position"] = last + offset
+        if fresh:
+            insert_arrow(conn, "review_items", rows_table("review_items", fresh))
+        added[0] = len(fresh)
+
+    store.write_sync(write)
+    return added[0]
+
+
 QUEUES_SQL = """
 SELECT q.*, (SELECT count(*) FROM review_items i WHERE i.queue_name = q.name) AS items,
        (SELECT count(*) FROM review_claims c WHERE c.queue_name = q.name

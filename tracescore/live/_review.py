@@ -1,21 +1,16 @@
-"""Handing a cascade's unsure items to a review queue (issue 28's ``tracescore.labels``).
+"""Handing a cascade's unsure items to a review queue (``tracescore.labels``).
 
 A cascade scorer with ``queue = "name"`` marks the runs its cheap judge was unsure of
-(``analyze_step_result["unsure"]``). After such a run is scored, the live scorer offers the item
-to that review queue through one optional call, and nothing else: when ``tracescore.labels``
-is not installed, has no ``enqueue_review_items``, or has no queue of that name (it raises
-``LookupError``), nothing happens. A failing hand-off is logged and never changes the score.
-
-The call expected: ``tracescore.labels.enqueue_review_items(store, queue, items) -> int`` (run
-in a worker thread), ``items`` a list of ``{"trace_id", "span_id", "session_id", "scorer_id",
-"scorer_version", "score_id", "reason"}``, returning how many were queued. Without it, unsure
-items can still be selected from SQL: ``scores.decided_by = 'expensive'``.
+(``analyze_step_result["unsure"]``). After such a run is scored, the live scorer adds the item
+to that review queue (``tracescore.labels.enqueue_review_items``, in a worker thread), and
+nothing else: with no queue of that name, nothing happens. A failing hand-off is logged and
+never changes the score. Unsure items can also be selected from SQL:
+``scores.decided_by = 'expensive'``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +23,6 @@ if TYPE_CHECKING:
     from ._scheduler import LiveScheduler
 
 logger = logging.getLogger(__name__)
-
-LABELS_MODULE = "tracescore.labels"
-ENQUEUE = "enqueue_review_items"
-
 
 def unsure_item(reg: RegisteredScorer, key: PairKey,
                 result: ScorerRunResult | None) -> tuple[str, dict[str, Any]] | None:
@@ -55,16 +46,11 @@ async def hand_off(live: LiveScheduler, reg: RegisteredScorer, key: PairKey,
     found = unsure_item(reg, key, result)
     if found is None:
         return False
-    try:
-        labels = importlib.import_module(LABELS_MODULE)
-    except ImportError:
-        return False
-    enqueue = getattr(labels, ENQUEUE, None)
-    if enqueue is None:
-        return False
+    from tracescore.labels import enqueue_review_items
+
     queue, item = found
     try:
-        return bool(await asyncio.to_thread(enqueue, live.store, queue, [item]))
+        return bool(await asyncio.to_thread(enqueue_review_items, live.store, queue, [item]))
     except LookupError:
         return False  # no queue of that name: nothing to do
     except Exception as exc:  # noqa: BLE001 - a review queue never fails scoring
@@ -73,4 +59,4 @@ async def hand_off(live: LiveScheduler, reg: RegisteredScorer, key: PairKey,
         return False
 
 
-__all__ = ["ENQUEUE", "LABELS_MODULE", "hand_off", "unsure_item"]
+__all__ = ["hand_off", "unsure_item"]
