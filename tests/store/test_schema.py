@@ -243,16 +243,20 @@ def test_a_version_6_database_gains_the_label_tables_and_judge_reports(tmp_path:
         for statement in statements():
             conn.execute(statement)
         conn.execute("INSERT INTO schema_version VALUES (?, ?, now())", [version, description])
-    for table, columns in (("judge_executions", ("response_model", "system_fingerprint")),
-                           ("monitor_events", ("kind", "detail"))):
-        for column in columns:  # as migrations 1 and 3 made them then
+    later = (("judge_executions", ("response_model", "system_fingerprint", "cached",
+                                   "saved_cost")),
+             ("monitor_events", ("kind", "detail")),
+             ("scores", ("cost_source", "decided_by")),
+             ("experiment_results", ("repetition",)))
+    for table, columns in later:
+        for column in columns:  # as migrations 1 to 4 made them then (later ones add these)
             conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("INSERT INTO monitor_events (event_id, monitor_id, state, created_at) "
                  "VALUES ('e1', 'm1', 'breached', now())")
     conn.close()
     with Store(path) as store:
-        assert _columns(store, "judge_executions")[-2:] == ["response_model",
-                                                            "system_fingerprint"]
+        assert _columns(store, "judge_executions")[-4:] == [
+            "response_model", "system_fingerprint", "cached", "saved_cost"]  # 8, then 9
         assert _columns(store, "monitor_events")[-2:] == ["kind", "detail"]
         assert store.read("SELECT kind FROM monitor_events") == [{"kind": "monitor"}]
         for table in ("label_schemas", "labels", "current_labels", "review_queues",
