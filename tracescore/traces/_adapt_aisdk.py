@@ -16,7 +16,7 @@ from typing import Any
 from ._messages import parse_message, parse_messages
 from ._span import Span
 from ._steps import Call, Lazy, Msg, Part, Reasoning, Step
-from ._values import as_list, first_present, parse_json, pick_usage, text_of
+from ._values import as_list, first_present, has_key_prefix, parse_json, pick_usage, text_of
 
 USAGE_KEYS = (
     ("input_tokens", ("ai.usage.inputTokens", "ai.usage.promptTokens")),
@@ -33,7 +33,7 @@ def claims(span: Span) -> bool:
     attrs = span.attributes
     if "ai.operationId" in attrs:
         return True
-    return span.name.startswith("ai.") and any(k.startswith("ai.") for k in attrs)
+    return span.name.startswith("ai.") and has_key_prefix(attrs, "ai.")
 
 
 def adapt(span: Span, step: Step) -> None:

@@ -21,7 +21,16 @@ from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
 from ._span import Span
 from ._steps import Lazy, Msg, Step
-from ._values import as_dict, as_list, first_present, parse_json, pick_usage, text_of, to_ns
+from ._values import (
+    as_dict,
+    as_list,
+    first_present,
+    has_key_prefix,
+    parse_json,
+    pick_usage,
+    text_of,
+    to_ns,
+)
 
 _OPERATIONS = {
     "invoke_agent": "agent_run",
@@ -69,9 +78,8 @@ def claims(span: Span) -> bool:
     attrs = span.attributes
     if "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs:
         return True
-    for key in attrs:
-        if key.startswith("gen_ai."):
-            return True
+    if has_key_prefix(attrs, "gen_ai."):
+        return True
     for event in span.events:
         if str(event.get("name", "")).startswith("gen_ai."):
             return True

@@ -102,9 +102,7 @@ def adapt(span: Span, step: Step) -> None:
         name = attrs.get("agent.name")
         # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"
         step.name = str(name) if name else method_owner(span.name)
-        step.agent_id = step.name
-        if step.input is not None:
-            step.input_messages = parse_messages(step.input, default_role="user")
+        step.agent_id = step.name  # its input is read by content (``_conversation``)
     elif step.kind == "embedding":
         model = attrs.get("embedding.model_name")
         if model:

@@ -149,17 +149,22 @@ def _loop_steps(owners: dict[int, Step], owned: dict[int, list[Step]]) -> list[S
 
 
 def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Step]:
-    by_call_id = {t.tool_call_id: t for t in tools if t.tool_call_id}
     homes: list[tuple[int, list[Step], Step]] = []
+    by_call_id: dict[str, Step] | None = None
     for loop in conversations(calls):
-        members: list[Step] = list(loop)
-        for call in loop:
-            for msg in call.output_messages or []:
-                for asked in msg.calls:
-                    tool = by_call_id.get(asked.id) if asked.id else None
-                    if tool is not None:
-                        members.append(tool)
-        home = common_ancestor(members)
+        home = common_ancestor(loop)
+        if tools and not all(_within(t, home) for t in tools):
+            # Tool spans outside the calls' common span: the ones this loop asked for count.
+            if by_call_id is None:
+                by_call_id = {t.tool_call_id: t for t in tools if t.tool_call_id}
+            members: list[Step] = list(loop)
+            for call in loop:
+                for msg in call.output_messages or []:
+                    for asked in msg.calls:
+                        tool = by_call_id.get(asked.id) if asked.id else None
+                        if tool is not None:
+                            members.append(tool)
+            home = common_ancestor(members)
         homes.append((depth_of(home), loop, home))
     homes.sort(key=lambda item: -item[0])
     out: list[Step] = []
@@ -170,14 +175,23 @@ def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Ste
     return out
 
 
+def _within(step: Step, top: Step) -> bool:
+    node: Step | None = step
+    while node is not None:
+        if node is top:
+            return True
+        node = node.parent
+    return False
+
+
 def _run_of(loop: list[Step], home: Step, roots: int) -> Step | None:
     node: Step | None = home
     while node is not None:
         if node is not home and node.kind == "agent_run" and node.hint == "implicit_agent":
             return None  # a run already found holds this conversation: its model call(s)
         if declared_agent(node):
-            note(node, f"nearest agent span above the conversation of {home.name!r}: the "
-                 "agent run")
+            note(node, "nearest agent span above the conversation of {!r}: the agent run",
+                 home.name)
             return node
         node = node.parent
     if home.is_model_call:

@@ -35,29 +35,19 @@ _CONTAINER_KINDS = frozenset({"generic", "agent_run", "workflow_run"})
 """Kinds a container can have before it is classified (a declared step stays a step)."""
 
 
-def classify_containers(roots: list[Step], runs: list[Step]) -> None:
-    """Apply the rules above to the tree (``runs``: the agent runs found by stage 2)."""
+def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
+                        work: list[Step]) -> None:
+    """Apply the rules above to the tree. ``runs``: the agent runs found by stage 2; ``typed``:
+    the spans a convention typed as agent runs, workflow runs or workflow steps; ``work``: the
+    model calls and tool executions (only spans above these can be containers)."""
     if runs:
         handoffs(runs)
     run_ids = {id(r) for r in runs}
-    containers: list[tuple[int, Step]] = []
-    for root in roots:
-        _scan(root, run_ids, containers)
-    containers.sort(key=lambda item: -item[0])
-    verdicts: dict[int, str] = {}
-    for _, step in containers:
-        verdicts[id(step)] = _decide(step, run_ids, verdicts)
-    for root in roots:
-        _apply(root, verdicts, run_ids)
-
-
-def _scan(root: Step, run_ids: set[int], out: list[tuple[int, Step]]) -> None:
-    """Collect container candidates (depth, step); demote spans inside runs to plumbing."""
-    stack: list[tuple[Step, int, str | None]] = [(root, 0, None)]
-    while stack:
-        step, depth, inside = stack.pop()
-        is_run = id(step) in run_ids
-        if inside == "agent_run" and not is_run:
+    workflows: list[Step] = []
+    for step in typed:
+        if id(step) in run_ids:
+            continue
+        if _in_agent_run(step, run_ids):
             if step.kind == "agent_run":
                 _plumbing(step, "agent span inside an agent run holding part of its loop: a "
                           "step of the run (plumbing)")
@@ -65,34 +55,66 @@ def _scan(root: Step, run_ids: set[int], out: list[tuple[int, Step]]) -> None:
                 step.kind = "generic"
                 note(step, "workflow step inside an agent run, in no workflow: a step of the "
                      "agent's loop (plumbing)")
-            elif step.hint == "chain":
-                note(step, "chain inside an agent run: plumbing (dropped, children promoted)")
-        elif (
-            inside is None
-            and not is_run
-            and not step.is_model_call
-            and step.kind in _CONTAINER_KINDS
-            and _holds_work(step)
-        ):
-            out.append((depth, step))
-        below = "agent_run" if is_run else inside
-        if step.kind == "workflow_run" and inside is not None:
-            below = "workflow_run"
-        for child in step.children:
-            stack.append((child, depth + 1, below))
+        elif step.kind == "workflow_run":
+            workflows.append(step)
+    containers = _candidates([*runs, *work], run_ids)
+    containers.sort(key=lambda item: -item[0])
+    verdicts: dict[int, str] = {}
+    for _, step in containers:
+        verdicts[id(step)] = _decide(step, run_ids, verdicts)
+    for _, step in reversed(containers):  # outermost first: a step needs its workflow decided
+        parent = step.parent
+        workflow = parent if parent is not None and parent.kind == "workflow_run" else None
+        _classify(step, verdicts[id(step)], workflow)
+        if step.kind == "workflow_run":
+            workflows.append(step)
+    for workflow in workflows:
+        if workflow.kind == "workflow_run":
+            _steps_of(workflow, verdicts, run_ids)
+
+
+def _in_agent_run(step: Step, run_ids: set[int]) -> bool:
+    """True when the nearest run above ``step`` is an agent run (no workflow run between)."""
+    node = step.parent
+    while node is not None:
+        if id(node) in run_ids:
+            return True
+        if node.kind == "workflow_run":
+            return False
+        node = node.parent
+    return False
+
+
+def _candidates(items: list[Step], run_ids: set[int]) -> list[tuple[int, Step]]:
+    """Spans above runs and work that are not inside a run (depth, step): the containers."""
+    seen: dict[int, tuple[int, Step]] = {}
+    for item in items:
+        path: list[Step] = []
+        node = item.parent
+        inside = False
+        while node is not None:
+            if id(node) in run_ids:
+                inside = True
+                break
+            path.append(node)
+            node = node.parent
+        if inside:
+            continue  # work, or a run, inside a run
+        depth = len(path)
+        for offset, above in enumerate(path):
+            if (
+                id(above) not in seen
+                and above.kind in _CONTAINER_KINDS
+                and not above.is_model_call
+            ):
+                seen[id(above)] = (depth - 1 - offset, above)
+    return list(seen.values())
 
 
 def _plumbing(step: Step, why: str) -> None:
     if step.kind in ("agent_run", "workflow_run"):
         step.kind = "generic"
     note(step, why)
-
-
-def _holds_work(step: Step) -> bool:
-    for below in step.descendants():
-        if below.kind in RUN_KINDS or below.is_model_call or below.kind in TOOL_KINDS:
-            return True
-    return False
 
 
 def _runs_below(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> tuple[
@@ -171,27 +193,28 @@ def io_match(container: Step, run: Step) -> bool | None:
     return None
 
 
-def _apply(root: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
-    stack: list[Step] = [root]
-    while stack:
-        step = stack.pop()
-        verdict = verdicts.get(id(step))
-        parent = step.parent
-        workflow = parent if parent is not None and parent.kind == "workflow_run" else None
-        if verdict is not None:
-            _classify(step, verdict, workflow)
-        elif workflow is not None and id(step) not in run_ids and not step.is_model_call:
-            if step.kind == "generic" and step.hint in (None, "chain"):
-                if _passes_through(step):
-                    note(step, "directly under a workflow run, but its output is its input: a "
-                         "pass-through, plumbing")
-                else:
-                    _make_step(step, workflow, "unrecognised span directly under a workflow "
-                               "run: one of its steps")
-            elif step.kind == "agent_run" and not _holds_work(step):
-                _make_step(step, workflow, "agent span with no model or tool work, directly "
-                           "under a workflow run: one of its steps")
-        stack.extend(reversed(step.children))
+def _steps_of(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
+    """A workflow run's children are its steps (see the rules above)."""
+    for step in workflow.children:
+        if id(step) in verdicts or id(step) in run_ids or step.is_model_call:
+            continue
+        if step.kind == "generic" and step.hint in (None, "chain"):
+            if _passes_through(step):
+                note(step, "directly under a workflow run, but its output is its input: a "
+                     "pass-through, plumbing")
+            else:
+                _make_step(step, workflow, "unrecognised span directly under a workflow run: "
+                           "one of its steps")
+        elif step.kind == "agent_run" and not _holds_work(step):
+            _make_step(step, workflow, "agent span with no model or tool work, directly under a "
+                       "workflow run: one of its steps")
+
+
+def _holds_work(step: Step) -> bool:
+    for below in step.descendants():
+        if below.kind in RUN_KINDS or below.is_model_call or below.kind in TOOL_KINDS:
+            return True
+    return False
 
 
 def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
@@ -231,8 +254,8 @@ def _wrap(step: Step, *, lend_name: bool = False) -> None:
     if inner is None:
         note(step, f"{was} around one run, carrying nothing of its own: a wrapper")
         return
-    note(step, f"{was} whose input and output are those of the run {inner.name!r} "
-         f"({inner.span_id}) below it: a wrapper; that run is the run")
+    note(step, "{} whose input and output are those of the run {!r} ({}) below it: a "
+         "wrapper; that run is the run", was, inner.name, inner.span_id)
     if not inner.has_input_messages and step.has_input_messages:
         inner.input_messages = step._input_messages
     if inner._input is None:

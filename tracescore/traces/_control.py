@@ -5,11 +5,11 @@
   arguments carry (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, ``delegate_task
   {"targetAgents": ["weather_agent"]}``: names compared with case and punctuation aside). It is
   not a tool call of the run: the handed-to run becomes a child of the run that handed off.
-- **A final answer**: the run's last tool call, after which its tool loop ends (no later model
-  call of the same conversation: same instructions), when its arguments carry the run's final
-  text, or its result echoes its argument (smolagents' ``final_answer``), or it has no
-  arguments and a later model call wrote the answer (DSPy's ``finish``, then the extract
-  step). It is the run's answer, not a tool call.
+- **A final answer**: the run's last tool call, after which its tool loop ends: with
+  arguments, when no model call follows and they carry the run's final text or its result
+  echoes them (smolagents' ``final_answer``); with none, when no later model call has the same
+  instructions and a later one wrote the answer (DSPy's ``finish``, then the extract step). It
+  is the run's answer, not a tool call.
 - **In a history**, a turn that ends with a tool call whose result echoes its argument text read
   as that turn's answer (a final answer replayed into a later turn).
 """
@@ -17,11 +17,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ._loops import facts_of
 from ._run_text import same_text, texts_of
-from ._scope import own_calls, own_tools
+from ._scope import own_calls, own_tools, own_work
 from ._steps import TOOL_KINDS, Call, Msg, Part, Result, Step, note
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
@@ -134,50 +135,86 @@ class ToolCallLike(Protocol):
     caller: Step | None
 
 
-def final_answer(entries: list[Any], calls: list[Step], answer: str) -> Any:
-    """The run's last tool call when it is the run's final answer, else None (see the module
-    docstring); its span, and the model's call, are marked control.
+def _ends_run(args: Any, step: Step | None, anchor: Step, calls: list[Step],
+              answer_of_run: Callable[[], str]) -> str | None:
+    """Why a last tool call (``args``, its span ``step``, asked by ``anchor``) is the run's final
+    answer (see the module docstring), or None."""
+    after = step.start_time_ns if step is not None else anchor.start_time_ns
+    later = [c for c in calls if c.start_time_ns > after]
+    argless = args in (None, {}, [], "")
+    if later and not argless:
+        return None  # a call with arguments after which the model went on: a tool it used
+    texts = texts_of(args)
+    echoed = texts_of(step.tool_result) if step is not None else []
+    if any(same_text(a, e) for a in texts for e in echoed):
+        why = "echoing its argument"
+    else:
+        answer = answer_of_run()
+        if answer and any(same_text(a, answer) for a in texts):
+            why = "carrying the run's final text"
+        elif argless and later and answer:
+            why = "with no arguments, after which another call wrote the answer"
+        else:
+            return None
+    if later:
+        system = facts_of(anchor).system
+        if any(facts_of(c).system == system for c in later):
+            return None  # the loop went on after it: a tool it used
+    return why
+
+
+def _drop(step: Step, name: str, why: str) -> None:
+    step.kind = "generic"
+    step.hint = FINAL_ANSWER
+    note(step, "{!r} ends the run's tool loop {}: the run's final answer, not a tool call "
+         "(dropped)", name, why)
+
+
+def final_answer_span(run: Step, answer_of_run: Callable[[], str]) -> Step | None:
+    """Stage 3: the run's last tool span when it is its final answer (dropped as control), read
+    from the spans alone (the model's calls are matched in stage 5, ``final_answer``)."""
+    calls, tools = own_work(run)
+    if not tools or not calls:
+        return None
+    last = max(tools, key=lambda t: t.start_time_ns)
+    anchor = next((c for c in reversed(calls) if c.start_time_ns <= last.start_time_ns), None)
+    if anchor is None:
+        return None
+    why = _ends_run(last.tool_args, last, anchor, calls, answer_of_run)
+    if why is None:
+        return None
+    _drop(last, last.tool_name or last.name, why)
+    return last
+
+
+def final_answer(entries: list[Any], calls: list[Step], answer_of_run: Callable[[], str]) -> Any:
+    """Stage 5: the run's last tool call when it is the run's final answer, else None (see the
+    module docstring); the model's call is marked control (its span, if any, was dropped by
+    ``final_answer_span``).
 
     ``entries``: the run's tool calls in call order (``ToolCallLike``); ``calls``: its own model
-    calls; ``answer``: its final text (declared, or the last model text)."""
+    calls; ``answer_of_run``: its final text (declared, or the last model text), read only when
+    the call could be one."""
     if not entries:
         return None
     last = entries[-1]
     step = last.step
-    at = step.start_time_ns if step is not None else None
     anchor = last.caller
-    if anchor is None and at is not None:
-        anchor = next((c for c in reversed(calls) if c.start_time_ns <= at), None)
+    if anchor is None and step is not None:
+        anchor = next((c for c in reversed(calls) if c.start_time_ns <= step.start_time_ns),
+                      None)
     if anchor is None:
         return None
-    after = at if at is not None else anchor.start_time_ns
-    later = [c for c in calls if c.start_time_ns > after]
-    args = texts_of(last.args)
-    echoed = texts_of(step.tool_result) if step is not None else []
-    carries = bool(answer) and any(same_text(a, answer) for a in args)
-    echoes = any(same_text(a, e) for a in args for e in echoed)
-    signals = last.args in (None, {}, [], "") and bool(later) and bool(answer)
-    if not (carries or echoes or signals):
+    why = _ends_run(last.args, step, anchor, calls, answer_of_run)
+    if why is None:
         return None
-    system = facts_of(anchor).system
-    if any(facts_of(c).system == system for c in later):
-        return None  # the loop went on after it: a tool it used
-    name = (step.tool_name or step.name) if step is not None else ""
     if anchor is last.caller:
         for msg in anchor.output_messages or []:
             for call in msg.calls:
-                if (call.id and step is not None and call.id == step.tool_call_id) or (
-                    call.args is last.args
-                ):
+                if (call.id and call.id == getattr(last, "id", None)) or call.args is last.args:
                     call.control = FINAL_ANSWER
-                    name = call.name
-    if step is not None:
-        step.kind = "generic"
-        step.hint = FINAL_ANSWER
-        why = ("carrying the run's final text" if carries else "echoing its argument" if echoes
-               else "with no arguments, after which another call wrote the answer")
-        note(step, f"{name!r} ends the run's tool loop {why}: the run's final answer, not a "
-             "tool call (dropped)")
+    if step is not None and step.kind != "generic":
+        _drop(step, step.tool_name or step.name, why)
     return last
 
 
@@ -248,6 +285,7 @@ __all__ = [
     "answer_of",
     "answers_as_text",
     "final_answer",
+    "final_answer_span",
     "handoffs",
     "squash",
 ]

@@ -95,11 +95,9 @@ def conversation(agent: Step) -> list[Msg]:
 def own_input(agent: Step, turn: str = "") -> list[Msg]:
     """The run's own input messages (see the rules above): a message list or the plain user
     text; else the text of its record that the model's current turn ``turn`` contains."""
-    msgs = agent.input_messages
-    if msgs and any(m.parts for m in msgs) and not any(is_repr(m.text) for m in msgs):
-        raw = None if agent._input is None or agent.kind in MODEL_KINDS else agent.input
-        if raw is None or isinstance(raw, (str, list)) or input_messages_of(raw):
-            return msgs
+    msgs = agent.input_messages  # what a convention adapter read as the agent's messages
+    if msgs and any(m.parts for m in msgs):
+        return msgs
     if agent._input is None or agent.kind in MODEL_KINDS:
         return []
     found = input_messages_of(agent.input)

@@ -38,6 +38,19 @@ def _fate(step: Step) -> str:
     return f"dropped: {kind} is not a trajectory step (its children are promoted)"
 
 
+def _default_note(step: Step) -> list[str]:
+    """Why a span no rule changed is what it is, where that is not obvious (a chain inside a
+    run is plumbing by the containers rule, which notes nothing for it)."""
+    if step.kind != "generic" or step.hint != "chain":
+        return []
+    node = step.parent
+    while node is not None:
+        if node.kind == "agent_run":
+            return ["chain inside an agent run: plumbing (dropped, children promoted)"]
+        node = node.parent
+    return []
+
+
 def explain(trace: Trace) -> dict[str, Any]:
     """Per span: the adapter that claimed it, the step it became and why; and the default target.
 
@@ -58,7 +71,7 @@ def explain(trace: Trace) -> dict[str, Any]:
                 "kind": step.kind,
                 "name": step.name,
                 "became": _fate(step),
-                "notes": list(step.notes or ()),
+                "notes": list(step.notes or ()) or _default_note(step),
             }
         )
         stack.extend((child, depth + 1) for child in reversed(step.children))

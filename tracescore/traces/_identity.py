@@ -20,9 +20,10 @@ Precedence, first match wins:
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._steps import Step, walk_steps
 from ._values import as_dict
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 _SESSION_WORDS = ("session", "conversation", "thread")
 """Words of a session id key, in order of preference."""
 _USER_WORDS = ("user", "enduser")
+_ID_ENDS = frozenset({"id", "Id", "ID"})
 _PARTS = re.compile(r"[._:/\-]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -40,6 +42,7 @@ def _words(key: str) -> list[str]:
     return [w.lower() for w in _PARTS.split(key) if w]
 
 
+@functools.lru_cache(maxsize=4096)
 def _id_word(key: str) -> str | None:
     """The word whose id a key names (``gen_ai.conversation.id`` → ``conversation``;
     ``ai.settings.context.sessionId`` → ``session``), or None."""
@@ -51,38 +54,63 @@ def _id_word(key: str) -> str | None:
     return None
 
 
-def id_of(attrs: Mapping[str, Any], words: tuple[str, ...]) -> str | None:
-    """The id under the most preferred key of ``words`` in ``attrs`` (and its ``metadata``)."""
-    if not attrs:
-        return None
-    best: tuple[int, str] | None = None
-    for key, value in attrs.items():
-        if key == "metadata" and value:
-            inner = id_of(as_dict(value), words)
-            if inner is not None and best is None:
-                best = (len(words), inner)
+class _Plan(NamedTuple):
+    """Where an attribute layout keeps its ids: session and user id keys, most preferred first,
+    and whether it has a JSON ``metadata`` key to read the same way."""
+
+    session: tuple[str, ...]
+    user: tuple[str, ...]
+    metadata: bool
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(keys: tuple[str, ...]) -> _Plan:
+    """The plan of a layout; spans of one framework share a few layouts, so this is read once
+    per layout, not once per span."""
+    ranked: dict[tuple[str, ...], list[tuple[int, str]]] = {_SESSION_WORDS: [], _USER_WORDS: []}
+    for key in keys:
+        if key[-2:] not in _ID_ENDS:
             continue
         word = _id_word(key)
-        if word is None or word not in words:
-            continue
-        if value is None or value == "" or isinstance(value, (dict, list)):
-            continue
-        rank = words.index(word)
-        if best is None or rank < best[0]:
-            best = (rank, str(value))
-            if rank == 0:
-                break
-    return best[1] if best is not None else None
+        for words, found in ranked.items():
+            if word in words:
+                found.append((words.index(word), key))
+    session, user = (
+        tuple(key for _, key in sorted(found, key=lambda f: f[0])) for found in ranked.values()
+    )
+    return _Plan(session, user, "metadata" in keys)
+
+
+def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = attrs[key]
+        if value is not None and value != "" and not isinstance(value, (dict, list)):
+            return str(value)
+    return None
+
+
+def _ids(attrs: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(session id, user id) under the attribute keys of ``attrs``, then its ``metadata``."""
+    if not attrs:
+        return None, None
+    plan = _plan(tuple(attrs))
+    session = _first(attrs, plan.session) if plan.session else None
+    user = _first(attrs, plan.user) if plan.user else None
+    if plan.metadata and (session is None or user is None) and attrs["metadata"]:
+        inner_session, inner_user = _ids(as_dict(attrs["metadata"]))
+        session = session if session is not None else inner_session
+        user = user if user is not None else inner_user
+    return session, user
 
 
 def session_id_of(attrs: Mapping[str, Any]) -> str | None:
     """The session (conversation, thread) id a span's attributes carry, by key pattern."""
-    return id_of(attrs, _SESSION_WORDS)
+    return _ids(attrs)[0]
 
 
 def user_id_of(attrs: Mapping[str, Any]) -> str | None:
     """The user id a span's attributes carry, by key pattern."""
-    return id_of(attrs, _USER_WORDS)
+    return _ids(attrs)[1]
 
 
 def trace_identity(trace: Trace, roots: list[Step] | None = None) -> tuple[str | None, str | None]:
@@ -98,21 +126,14 @@ def trace_identity(trace: Trace, roots: list[Step] | None = None) -> tuple[str |
         if session is not None and user is not None:
             return session, user
     spans = list(trace.walk())
-    if session is None:
-        session = _find(spans, session_id_of)
-    if user is None:
-        user = _find(spans, user_id_of)
+    for source in ("attributes", "resource_attributes"):
+        for span in spans:
+            found_session, found_user = _ids(getattr(span, source))
+            session = session if session is not None else found_session
+            user = user if user is not None else found_user
+            if session is not None and user is not None:
+                return session, user
     return session, user
 
 
-def _find(spans: Iterable[Any], read: Any) -> str | None:
-    spans = list(spans)
-    for source in ("attributes", "resource_attributes"):
-        for span in spans:
-            value = read(getattr(span, source))
-            if value is not None:
-                return str(value)
-    return None
-
-
-__all__ = ["id_of", "session_id_of", "trace_identity", "user_id_of"]
+__all__ = ["session_id_of", "trace_identity", "user_id_of"]

@@ -40,23 +40,33 @@ def own_model_steps(agent: Step) -> list[Step]:
     return cached
 
 
+def own_work(run: Step) -> tuple[list[Step], list[Step]]:
+    """The run's own model calls and its own tool steps, in tree order, read in one walk (not
+    those of runs nested in it)."""
+    calls: list[Step] = []
+    tools: list[Step] = []
+    stack = run.children[::-1]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        step = pop()
+        kind = step.kind
+        if step.is_model_call:
+            calls.append(step)
+        if kind in TOOL_KINDS:
+            tools.append(step)
+        if step.children and kind not in RUN_KINDS:
+            push(step.children[::-1])
+    return calls, tools
+
+
 def own_calls(run: Step) -> list[Step]:
     """The run's own model calls in tree order (not those of runs nested in it)."""
-    out: list[Step] = []
-    stack = list(reversed(run.children))
-    while stack:
-        step = stack.pop()
-        if step.is_model_call:
-            out.append(step)
-        if step.kind in RUN_KINDS:
-            continue
-        stack.extend(reversed(step.children))
-    return out
+    return own_work(run)[0]
 
 
 def own_tools(run: Step) -> list[Step]:
     """The run's own tool steps (not those of nested runs)."""
-    return [s for s in run.descendants(stop_at=RUN_KINDS) if s.kind in TOOL_KINDS]
+    return own_work(run)[1]
 
 
 def depth_of(step: Step) -> int:
@@ -69,4 +79,12 @@ def depth_of(step: Step) -> int:
     return depth
 
 
-__all__ = ["depth_of", "in_nested", "own_calls", "own_model_steps", "own_tools", "scope"]
+__all__ = [
+    "depth_of",
+    "in_nested",
+    "own_calls",
+    "own_model_steps",
+    "own_tools",
+    "own_work",
+    "scope",
+]

@@ -82,7 +82,7 @@ class TraceSpend:
 def trace_spend(trace: Trace) -> TraceSpend:
     """The model calls of ``trace`` (in start order) with its tool-call count, the name of its
     outermost agent run, and its session and user ids."""
-    roots = trace.steps
+    roots = trace.structure
     calls: list[ModelCallRecord] = []
     tools = 0
     first_agent: str | None = None

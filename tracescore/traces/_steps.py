@@ -196,8 +196,7 @@ class Step:
     stands_as_agent: bool = False
     """True for the outermost model step of a trace with no run at all (a plain LLM-call trace):
     it is the trace's agent conversation and the default target of agent scorers."""
-    notes: list[str] | None = None
-    """Why the tree rules made this step what it is (``trace show --explain``), in rule order."""
+    _notes: list[tuple[str, tuple[Any, ...]]] | None = None
     _scope_cache: list[Step] | None = None
     _model_steps_cache: list[Step] | None = None
     _entries_cache: Any = None
@@ -283,6 +282,14 @@ class Step:
         return self._input_messages is not None
 
     @property
+    def notes(self) -> list[str] | None:
+        """Why the tree rules made this step what it is (``trace show --explain``), in rule
+        order; None when no rule changed it."""
+        if self._notes is None:
+            return None
+        return [text.format(*args) if args else text for text, args in self._notes]
+
+    @property
     def duration_ms(self) -> float | None:
         """Duration in milliseconds; None while the span has not ended."""
         return duration_ms(self.start_time_ns, self.end_time_ns)
@@ -319,12 +326,14 @@ class Step:
         return f"Step({self.kind}, {self.name!r}, span_id={self.span_id!r})"
 
 
-def note(step: Step, text: str) -> None:
-    """Record why a tree rule changed ``step`` (read by ``trace show --explain``)."""
-    if step.notes is None:
-        step.notes = [text]
+def note(step: Step, text: str, *args: Any) -> None:
+    """Record why a tree rule changed ``step`` (read by ``trace show --explain``); ``text`` is a
+    ``str.format`` template for ``args``, filled in only when the notes are read, since most
+    trees are never explained."""
+    if step._notes is None:
+        step._notes = [(text, args)]
     else:
-        step.notes.append(text)
+        step._notes.append((text, args))
 
 
 def walk_steps(roots: list[Step]) -> Iterator[Step]:

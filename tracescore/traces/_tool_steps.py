@@ -16,6 +16,7 @@ Rules, per agent run:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,13 +44,13 @@ class Entry:
     """How the span was matched to the model's call (``call id``, ``name``, ``name within``)."""
 
 
-def settle_tools(agent: Step, declared: str | None) -> None:
-    """Stage 5 for one agent run: recognise its final-answer call (``declared``: the run's
-    declared output text), then give each matched tool span the identity of the model's call and
-    what the conversation says of it."""
+def settle_tools(agent: Step, declared: Callable[[], str | None]) -> None:
+    """Stage 5 for one agent run: recognise its final-answer call (``declared`` reads the run's
+    declared output text, when needed), then give each matched tool span the identity of the
+    model's call and what the conversation says of it."""
     entries, indexed = tool_entries(agent)
     calls = [step for _, step in indexed]
-    done = final_answer(entries, calls, declared or last_text(calls))
+    done = final_answer(entries, calls, lambda: declared() or last_text(calls))
     if done is not None:
         entries.remove(done)
     for entry in entries:
@@ -57,10 +58,10 @@ def settle_tools(agent: Step, declared: str | None) -> None:
         if step is None:
             continue
         if entry.caller is not None:
-            renamed = f" (span named {step.name!r})" if step.name != entry.name else ""
-            note(step, f"executes the call {entry.name!r} that model call "
-                 f"{entry.caller.span_id} made, matched by {entry.matched_by}{renamed}: its "
-                 "name, arguments and call id are the call's")
+            renamed = "" if step.name == entry.name else f" (span named {step.name!r})"
+            note(step, "executes the call {!r} that model call {} made, matched by {}{}: its "
+                 "name, arguments and call id are the call's", entry.name, entry.caller.span_id,
+                 entry.matched_by, renamed)
             step.name = step.tool_name = entry.name
             if entry.id:
                 step.tool_call_id = entry.id
@@ -108,6 +109,17 @@ def _entries(agent: Step) -> tuple[list[Entry], list[tuple[int, Step]]]:
                     entries.append(entry)
                     if call.id:
                         by_id[call.id] = entry
+        elif step.hint == FINAL_ANSWER and step.kind == "generic":
+            # the span stage 3 dropped as the run's final answer: its call is control too
+            done = _match(step, entries, by_id)
+            if done is not None and done.caller is not None:
+                for msg in done.caller.output_messages or []:
+                    for call in msg.calls:
+                        if call.id == done.id and call.name == done.name:
+                            call.control = FINAL_ANSWER
+                entries.remove(done)
+                if done.id:
+                    by_id.pop(done.id, None)
         elif step.kind in TOOL_KINDS:
             found = _match(step, entries, by_id)
             if found is not None and not found.matched_by:

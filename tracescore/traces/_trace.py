@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from ._errors import SpanNotFound, TraceNotFound
 from ._span import Span
 from ._steps import Step
-from ._tree import build_steps
+from ._tree import build_steps, settle_steps
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ class Trace:
         self.logs: list[dict[str, Any]] = [dict(log) for log in logs]
         self.roots: list[Span] = []
         self._steps: list[Step] | None = None
+        self._unsettled: list[Step] = []
         self._assemble()
 
     @classmethod
@@ -123,8 +124,19 @@ class Trace:
     @property
     def steps(self) -> list[Step]:
         """The normalized step tree (one root step per root span), built once."""
+        roots = self.structure
+        if self._unsettled:
+            agents, self._unsettled = self._unsettled, []
+            settle_steps(agents)
+        return roots
+
+    @property
+    def structure(self) -> list[Step]:
+        """The step tree before tool steps are matched to the model's calls (stages 1-3 of
+        ``_tree``: kinds, runs, containers, model calls): what a trace's spend needs, without
+        reading every model call's output."""
         if self._steps is None:
-            self._steps = build_steps(self.roots)
+            self._steps, self._unsettled = build_steps(self.roots)
         return self._steps
 
     @property
@@ -154,6 +166,7 @@ class Trace:
             span.children = []
             span.parent = None
         self._steps = None
+        self._unsettled = []
         self.roots = []
         self.spans = []
         self.by_id = {}

@@ -13,7 +13,8 @@ internals:
    their steps, plumbing.
 4. **The conversation of each run** from its model calls (``_conversation``; read on demand).
 5. **Tool steps matched to the model's tool calls** (``_tool_steps``, ``_control`` for final
-   answers).
+   answers): ``settle_steps``, on first use of the whole tree (``Trace.steps``); the spend of a
+   trace (``Trace.structure``) needs stages 1-3 only.
 
 Which step a scorer looks at is ``_targets``'. Each rule that changes a step records why in
 ``Step.notes`` (``tracescore trace show --explain``).
@@ -21,14 +22,17 @@ Which step a scorer looks at is ``_targets``'. Each rule that changes a step rec
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ._adapters import adapt_span
 from ._agent import declared_text
 from ._agent_runs import find_agent_runs
 from ._containers import classify_containers
+from ._control import final_answer_span
 from ._model_calls import resolve_calls
-from ._scope import depth_of
+from ._run_io import declared_answer, last_text
+from ._scope import depth_of, own_calls
 from ._steps import TOOL_KINDS, Step
 from ._tool_spans import named_tool_spans, unwrap_payloads
 from ._tool_steps import settle_tools
@@ -37,11 +41,16 @@ if TYPE_CHECKING:
     from ._span import Span
 
 
-def build_steps(roots_of: list[Span]) -> list[Step]:
-    """The normalized step forest of the root spans ``roots_of`` (one root step per root)."""
+_TYPED = frozenset({"agent_run", "workflow_run", "workflow_step"})
+
+
+def build_steps(roots_of: list[Span]) -> tuple[list[Step], list[Step]]:
+    """Stages 1-3 of the step forest of the root spans ``roots_of`` (one root step per root),
+    and the agent runs stage 5 (``settle_steps``) is still to match the tool steps of."""
     roots: list[Step] = []
     stack: list[tuple[Span, Step | None]] = [(span, None) for span in reversed(roots_of)]
     tools: list[Step] = []
+    typed: list[Step] = []
     empties: list[Step] = []
     plain_leaves: list[Step] = []
     pop, push = stack.pop, stack.append
@@ -52,8 +61,10 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
         if kind in TOOL_KINDS:
             unwrap_payloads(step)
             tools.append(step)
-        elif kind == "agent_run" and not span.children:
-            empties.append(step)
+        elif kind in _TYPED:
+            typed.append(step)
+            if kind == "agent_run" and not span.children:
+                empties.append(step)
         elif kind == "generic" and step.hint is None and parent is not None and not span.children:
             plain_leaves.append(step)
         if parent is None:
@@ -72,16 +83,27 @@ def build_steps(roots_of: list[Span]) -> list[Step]:
     calls.sort(key=lambda c: c.start_time_ns)
     # 2. agent runs, bottom-up
     runs = find_agent_runs(calls, tools, empties, roots)
-    # 3. what holds them
-    classify_containers(roots, runs)
-    # 5. tool steps (stage 4, the conversation, is read on demand by the consumers)
+    # 3. what holds them; a run's last tool span that is its final answer
+    classify_containers(roots, runs, typed, [*calls, *tools])
     agents = [r for r in runs if r.kind == "agent_run"]
+    for run in agents:
+        final_answer_span(run, partial(_answer, run))
     agents += [c for c in calls if c.stands_as_agent]
     agents += [r for r in roots if r.stands_as_agent and not r.is_model_call]
-    agents.sort(key=depth_of, reverse=True)  # innermost first: an outer run lists nested tools
-    for agent in agents:
-        settle_tools(agent, declared_text(agent))
-    return roots
+    return roots, agents
 
 
-__all__ = ["build_steps"]
+def _answer(run: Step) -> str:
+    calls = own_calls(run)
+    return declared_answer(run, calls) or last_text(calls)
+
+
+def settle_steps(agents: list[Step]) -> None:
+    """Stage 5 for the runs ``build_steps`` returned (done on first use of the whole tree: the
+    tool steps' identity needs every model call's output parsed, which the spend of a trace
+    does not)."""
+    for agent in sorted(agents, key=depth_of, reverse=True):  # innermost first
+        settle_tools(agent, partial(declared_text, agent))
+
+
+__all__ = ["build_steps", "settle_steps"]

@@ -8,6 +8,7 @@ and never raises: a value that cannot be read is kept as it came.
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -165,6 +166,18 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return str(value)
+
+
+def has_key_prefix(attrs: Mapping[str, Any], prefix: str) -> bool:
+    """True when any key of ``attrs`` starts with ``prefix``; the answer is kept per key layout
+    (the spans of one instrumentation share a few layouts), so a span's keys are scanned once
+    per layout rather than once per span."""
+    return bool(attrs) and _layout_has_prefix(tuple(attrs), prefix)
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_has_prefix(keys: tuple[str, ...], prefix: str) -> bool:
+    return any(key.startswith(prefix) for key in keys)
 
 
 def first_present(attrs: Mapping[str, Any], *keys: str) -> Any:
