@@ -8,6 +8,7 @@ from ._classifier import create_classifier_scorer, probability_of_true
 from ._errors import (
     JudgeOutputError,
     PipelineIncompleteError,
+    ScoreOutOfRange,
     ScorerDefinitionError,
     ScorerRunError,
 )
@@ -18,9 +19,16 @@ from ._observe import ExecutionObserver, observe_judge_executions
 from ._retry import RetryProcessor, classify_error, retry_after_s
 from ._rows import execution_row, execution_rows, step_columns
 from ._scorer import Scorer, create_scorer
-from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
+from ._steps import (
+    DEFAULT_SCORE_RANGE,
+    NotScorableSignal,
+    PromptStep,
+    StepResults,
+    not_scorable,
+)
 
 __all__ = [
+    "DEFAULT_SCORE_RANGE",
     "ExecutionObserver",
     "Judge",
     "JudgeOutputError",
@@ -28,6 +36,7 @@ __all__ = [
     "PipelineIncompleteError",
     "PromptStep",
     "RetryProcessor",
+    "ScoreOutOfRange",
     "Scorer",
     "ScorerDefinitionError",
     "ScorerRunError",
