@@ -44,6 +44,7 @@ from ._totals import (
     TotalsMaintainer,
     price_calls,
 )
+from ._webhooks import WebhookRefused, check_webhook_url
 
 __all__ = [
     "AGENT_TOKEN_KINDS",
@@ -70,9 +71,11 @@ __all__ = [
     "RetryPolicy",
     "ScorerEntry",
     "TotalsMaintainer",
+    "WebhookRefused",
     "answer_relevancy_scorer",
     "backfill",
     "load_monitors",
+    "check_webhook_url",
     "build_scorer",
     "check_judges",
     "check_filters",

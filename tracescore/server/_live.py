@@ -55,7 +55,8 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
         paused = check_judges(registry, source=source) if live_settings.enabled else {}
         monitors = parse_monitor_entries(
             (getattr(settings, "config", None) or {}).get("monitors"), source=source,
-            scorer_ids=[reg.id for reg in registry])
+            scorer_ids=[reg.id for reg in registry],
+            allow_private_webhooks=live_settings.allow_private_webhooks)
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
     return live_settings, registry, paused, monitors
@@ -76,7 +77,8 @@ def _new_scheduler(app: FastAPI) -> Any:
     from tracescore.live import LiveScheduler, Monitors, start_paused
 
     live_settings, registry = _setup(app)
-    monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
+    monitors = Monitors(getattr(app.state, "live_monitors", None) or (),
+                        allow_private_webhooks=live_settings.allow_private_webhooks)
     scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors)
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
