@@ -35,6 +35,7 @@ from ._expand import Expansion, classify, expand
 from ._inline import inline_writer, runs_inline, score_inline
 from ._monitors import Monitors
 from ._registry import RegisteredScorer, Registry
+from ._repeated import RepeatedFailure
 from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
 from ._selection import (
@@ -116,6 +117,7 @@ class LiveScheduler:
         self._job_scheduler: Any = None
         self._prepared = False
         self._stopped = False
+        self._tick_failures = RepeatedFailure(logger, "live scoring tick", traceback=True)
         self._tick_task: asyncio.Task[None] | None = None
         self._more = False
         self._judge_warmup: asyncio.Future[Any] | None = None
@@ -314,10 +316,11 @@ class LiveScheduler:
             try:
                 await self._tick()
                 self.stats.last_tick_error = None
+                self._tick_failures.succeeded()
             except Exception as exc:  # noqa: BLE001 - the loop must go on
                 self.stats.tick_errors += 1
                 self.stats.last_tick_error = f"{type(exc).__name__}: {exc}"
-                logger.exception("live scoring tick failed; trying again at the next tick")
+                self._tick_failures.failed(exc)  # the same error each tick: logged once
             finally:
                 self.stats.ticks += 1
                 self.stats.last_tick_at = self.now()

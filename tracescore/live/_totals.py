@@ -45,6 +45,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ._pricing import Pricing
+from ._repeated import RepeatedFailure
 from ._rows import utc_now
 
 if TYPE_CHECKING:
@@ -234,6 +235,8 @@ class TotalsMaintainer:
         """When the last pass began that found every ready trace (None: none yet)."""
         self._batch_spans = 0
         """Spans of the traces the last pass computed."""
+        self._failures = RepeatedFailure(log, "computing trace totals")
+        """The same error every 2 s (a damaged block) is logged once, retried less often."""
 
     async def start(self) -> None:
         """Start the background loop."""
@@ -261,9 +264,11 @@ class TotalsMaintainer:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bad batch must not stop the loop
-                log.warning("computing trace totals failed (retrying in %g s): %s",
-                            self.interval_s, exc)
-                done = 0
+                self._failures.failed(exc, retry_in_s=self._failures.backoff_s(
+                    self.interval_s))
+                await self._sleep(self._failures.backoff_s(self.interval_s))
+                continue
+            self._failures.succeeded()
             if done < self.batch_size:
                 await self._sleep(self.interval_s)
             else:

@@ -242,13 +242,15 @@ def export_sql(table: str, since_at: Any) -> tuple[str, list[Any]]:
 @router.get("/healthz", tags=["health"])
 async def healthz(request: Request) -> JSONResponse:
     """Liveness and the writer's counters; 503 with the reason while the database is
-    unusable (DuckDB invalidated it and the store is reopening it)."""
+    unusable (DuckDB invalidated it and the store is reopening it); 200 with ``"status":
+    "degraded"`` and the reason once a read met a damaged block of the file."""
     state = request.app.state
     stats = state.store.stats()
     problem = state.store.unavailable
+    damaged = getattr(state.store, "damaged", None)
     body = {
-        "status": "ok" if problem is None else "unavailable",
-        "reason": problem,
+        "status": "unavailable" if problem else "degraded" if damaged else "ok",
+        "reason": problem or damaged,
         "schema_version": state.store.schema_version,
         "grpc_port": getattr(state, "grpc_port", None),
         "writer": {

@@ -71,8 +71,9 @@ def default_hooks() -> list[LifespanHook]:
     return [hook for hook in (_resolve(name) for name in DEFAULT_HOOKS) if hook is not None]
 
 
-def open_store(settings: Settings) -> Any:
-    """The Store ``settings`` describe (not yet opened)."""
+def open_store(settings: Settings, *, discard_damaged_wal: bool = False) -> Any:
+    """The Store ``settings`` describe (not yet opened); ``discard_damaged_wal`` is
+    ``serve --discard-damaged-wal`` (never a setting: it drops data, once, by hand)."""
     from tracescore.store import CheckpointPolicy, Store
 
     return Store(
@@ -86,6 +87,7 @@ def open_store(settings: Settings) -> Any:
         memory_limit=settings.duckdb_memory_limit or None,
         checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes,
                                     vacuum=settings.duckdb_vacuum),
+        discard_damaged_wal=discard_damaged_wal,
     )
 
 

@@ -44,11 +44,13 @@ def _log_registry(app: Any, settings: Settings) -> None:
              "default prints them)", count, "" if count == 1 else "s", path)
 
 
-def serve(settings: Settings, **create_app_kwargs: Any) -> None:
+def serve(settings: Settings, *, discard_damaged_wal: bool = False,
+          **create_app_kwargs: Any) -> None:
     """Run tracescore until interrupted (SIGINT/SIGTERM stop it cleanly).
 
     Raises ``ConfigError`` for a bad config and ``ServeError`` when a port or the database
-    cannot be had.
+    cannot be had (a damaged file or write-ahead log included). ``discard_damaged_wal``
+    opens the database without a write-ahead log that cannot be replayed (a copy is kept).
     """
     import uvicorn
 
@@ -67,7 +69,7 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
         if settings.grpc:
             check_port_free(settings.host, settings.grpc_port, flag="--grpc-port",
                             what="OTLP/gRPC")
-        store = open_store(settings)
+        store = open_store(settings, discard_damaged_wal=discard_damaged_wal)
         open_database(store, settings.db)
         app.state.store = store
         app.state.http_port = int(http_socket.getsockname()[1])

@@ -23,6 +23,8 @@ from ._batch import (
 from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
+    DamagedWal,
+    DatabaseDamaged,
     DuplicateRows,
     InvalidRow,
     InvalidSql,
@@ -40,6 +42,7 @@ from ._protocol import StoreLike
 from ._query import QueryResult
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import Store, score_rows_writer
+from ._wal import WalReport, inspect_wal
 from ._writer import WriterStats
 
 __all__ = [
@@ -56,6 +59,8 @@ __all__ = [
     "SPAN_INPUT_COLUMNS",
     "TABLES",
     "BatchTooLarge",
+    "DamagedWal",
+    "DatabaseDamaged",
     "DuplicateRows",
     "CheckpointPolicy",
     "InvalidRow",
@@ -68,12 +73,14 @@ __all__ = [
     "StoreLike",
     "StoreUnavailable",
     "WriteQueueFull",
+    "WalReport",
     "WriterStats",
     "arrow_span_table",
     "check_sql",
     "column_names",
     "experiment_writer",
     "insert_arrow",
+    "inspect_wal",
     "json_safe",
     "opened_store",
     "ready_query",
