@@ -48,6 +48,7 @@ DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._live:mount_live",
     "tracescore.server._totals:mount_totals",
     "tracescore.server._metrics:mount_metrics",
+    "tracescore.server._sessions_api:mount_sessions",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
 

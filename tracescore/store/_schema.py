@@ -184,6 +184,16 @@ MONITOR_EVENTS: tuple[tuple[str, str], ...] = (
 """Columns of ``monitor_events``: one row per breach or recovery (documented in
 docs/server.md)."""
 
+SESSION_TURNS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("session_id", "VARCHAR NOT NULL"),
+    ("input", "JSON"),
+    ("output", "JSON"),
+    ("computed_at", "TIMESTAMP"),
+)
+"""Columns of ``session_turns``: each session trace read as a turn by the totals maintainer
+(migration 11; documented in docs/server.md)."""
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
     "logs": LOGS,
@@ -194,6 +204,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "model_calls": MODEL_CALLS,
     "monitor_events": MONITOR_EVENTS,
     **DATASET_TABLES,
+    "session_turns": SESSION_TURNS,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -207,6 +218,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "model_calls": ("trace_id", "span_id"),
     "monitor_events": ("event_id",),
     **DATASET_PRIMARY_KEYS,
+    "session_turns": ("trace_id",),  # no index: the totals maintainer keeps it unique
 }
 
 TRACES_VIEW = """
@@ -331,6 +343,8 @@ MIGRATIONS: list[Migration] = [
      _unkey_spans),
     (6, "traces without a primary-key index (the writer keeps one row per trace)",
      _unkey_traces),
+    (11, "session_turns: each session trace read as a turn (the session page's source)",
+     lambda: [_create_table("session_turns", keyed=False)]),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 
