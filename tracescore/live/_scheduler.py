@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +122,11 @@ class LiveScheduler:
         self._tick_task: asyncio.Task[None] | None = None
         self._more = False
         self._judge_warmup: asyncio.Future[Any] | None = None
+        self._judge_check: tuple[Callable[[], Mapping[str, str]] | None,
+                                 Callable[[ConfigError], None] | None] = (None, None)
+        self.judge_state = "none"
+        """``none`` (no judge scorer), ``loading`` (litellm and the judge checks, in the
+        background), ``ready``, or ``failed: <why>``."""
 
     # helpers the worker uses -----------------------------------------------------------------
 
@@ -274,12 +280,42 @@ class LiveScheduler:
                 return
 
     def _warm_judge(self) -> None:
-        """Import litellm (≈3.5 s) in a worker thread, so no judge call imports it on the
-        event loop; judge runs wait for it."""
+        """Import litellm (≈3.5 s, far more on a loaded machine) in a worker thread, then run
+        the judge checks given to ``check_judges_later``; judge runs wait for both, nothing
+        else does (OTLP is acknowledged meanwhile)."""
         if self._judge_warmup is None:
-            from tracescore.scoring import load_litellm
+            self.judge_state = "loading"
+            self._judge_warmup = asyncio.ensure_future(self._judge_ready())
 
-            self._judge_warmup = asyncio.ensure_future(asyncio.to_thread(load_litellm))
+    async def _judge_ready(self) -> None:
+        from tracescore.scoring import load_litellm
+
+        began = time.monotonic()
+        await asyncio.to_thread(load_litellm)
+        check, on_error = self._judge_check
+        paused: Mapping[str, str] = {}
+        if check is not None:
+            try:
+                paused = await asyncio.to_thread(check)
+            except ConfigError as exc:
+                self.judge_state = f"failed: {exc}"
+                paused = {reg.id: str(exc) for reg in self.registry.enabled() if reg.uses_judge}
+                if on_error is not None:
+                    on_error(exc)
+        for scorer_id, reason in paused.items():
+            self.control.paused.setdefault(scorer_id, reason)
+        if self.judge_state == "loading":
+            self.judge_state = "ready"
+        logger.info("judge machinery ready in %.1f s (litellm loaded%s)",
+                    time.monotonic() - began, ", judges checked" if check else "")
+
+    def check_judges_later(self, check: Callable[[], Mapping[str, str]], *,
+                           on_error: Callable[[ConfigError], None] | None = None) -> None:
+        """Run ``check()`` (``check_judges``: scorer id → why it starts paused) once litellm has
+        loaded in the background, instead of before the server starts: the scorers it names
+        are paused, and a ``ConfigError`` pauses every judge scorer and goes to ``on_error``
+        (``serve`` stops then). Call before ``start``."""
+        self._judge_check = (check, on_error)
 
     def slot(self) -> asyncio.Semaphore:
         """One of ``concurrency`` scorer-run slots (``async with live.slot(): ...``)."""
@@ -656,6 +692,8 @@ class LiveScheduler:
                 state, note = "disabled", reg.disabled_reason
             elif reg.id in self.paused:
                 state, note = "paused", self.paused[reg.id]
+            elif reg.uses_judge and self.judge_state == "loading":
+                state, note = "starting", "waiting for litellm to load and the judge checks"
             elif self.control.held(reg.id, now):
                 state, note = "rate_limited", f"until {self.control.cooldown[reg.id]:%H:%M:%S}Z"
             elif reg.uses_judge and (reason := self.budget.exceeded()):

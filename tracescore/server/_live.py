@@ -3,11 +3,14 @@ lifespan, and the ``/api/live`` routes.
 
 ``mount_live(app)`` (in ``DEFAULT_MOUNTS``) reads ``[live]``, ``[live.budget]`` and
 ``[[scorers]]`` from the settings' config file, builds every scorer and checks every filter, so
-a bad entry stops ``create_app`` with one sentence (``ConfigError``), runs the judge checks
-(``tracescore.live.check_judges``: a model string with no provider is a ``ConfigError``, a judge
-scorer without credentials starts paused), and adds the routes.
+a bad entry stops ``create_app`` with one sentence (``ConfigError``), and adds the routes.
 ``live_lifespan(app)`` (in ``DEFAULT_HOOKS``) starts the ``LiveScheduler`` on ``app.state.store``
 once the store is open and stops it (letting runs in flight finish) before the store closes.
+The judge checks (``tracescore.live.check_judges``: a judge scorer without credentials starts
+paused, a model string with no provider is a ``ConfigError``) need litellm, whose import takes
+seconds (tens of seconds on a loaded machine); they run in the background once the server
+serves (``LiveScheduler.check_judges_later``), so a restart acknowledges OTLP at once. A
+``ConfigError`` found then stops ``serve`` with its sentence (``app.state.stop_serving``).
 The running scheduler is ``app.state.live`` (None when ``[live] enabled = false`` or the hook is
 left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
 
@@ -40,7 +43,7 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
     """Live settings, registry, the judge scorers that must start paused (and why), and the
     ``[[monitors]]`` entries."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import check_judges, load_live_config, parse_monitor_entries
+    from tracescore.live import load_live_config, parse_monitor_entries
 
     path = getattr(settings, "config_path", None)
     source = path or "the built-in defaults"
@@ -52,7 +55,7 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
             judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
-        paused = check_judges(registry, source=source) if live_settings.enabled else {}
+        paused: dict[str, str] = {}  # the judge checks run in the background (live_lifespan)
         monitors = parse_monitor_entries(
             (getattr(settings, "config", None) or {}).get("monitors"), source=source,
             scorer_ids=[reg.id for reg in registry],
@@ -104,6 +107,7 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         return
     scheduler = _new_scheduler(app)
+    _check_judges_later(app, scheduler)
     try:
         await scheduler.start()
     except LiveConfigError as exc:
@@ -115,6 +119,24 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.live = None
         await scheduler.stop()
         log.info("live scoring stopped")
+
+
+def _check_judges_later(app: FastAPI, scheduler: Any) -> None:
+    """Hand the judge checks to the scheduler (run once litellm has loaded); a config error
+    found then stops ``serve`` (``app.state.stop_serving``), else pauses the judge scorers."""
+    from tracescore.live import check_judges
+
+    path = getattr(app.state.settings, "config_path", None)
+    source = str(path) if path else "the built-in defaults"
+
+    def failed(exc: Exception) -> None:
+        log.error("%s", exc)
+        stop = getattr(app.state, "stop_serving", None)
+        if stop is not None:
+            stop(str(exc))
+
+    scheduler.check_judges_later(lambda: check_judges(scheduler.registry, source=source),
+                                 on_error=failed)
 
 
 def _scheduler(request: Request) -> Any:

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from ._arrow_pool import use_system_arrow_pool
-from ._errors import ServeError
+from ._errors import ConfigError, ServeError
 from ._gc import gc_tuned
 from ._settings import Settings, check_bind, default_config_path
 
@@ -83,10 +83,20 @@ def serve(settings: Settings, *, discard_damaged_wal: bool = False,
             timeout_graceful_shutdown=10,
         )
         server = uvicorn.Server(config)
+        stopped_for: list[str] = []
+
+        def stop_serving(reason: str) -> None:
+            """A config error found after start-up (the judge checks): stop with it."""
+            stopped_for.append(reason)
+            server.should_exit = True
+
+        app.state.stop_serving = stop_serving
         server.run(sockets=[http_socket])
         if not server.started:
             raise ServeError(getattr(app.state, "startup_error", None)
                              or "the server did not start; see the log lines above")
+        if stopped_for:
+            raise ConfigError(stopped_for[0])
     finally:
         http_socket.close()
         if store is not None and store.is_open:
