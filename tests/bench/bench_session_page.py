@@ -53,7 +53,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline-turns", type=int, default=100)
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("skipped: needs Playwright (pip install playwright)")
+        return
+    if not Path(CHROMIUM).exists():
+        print(f"skipped: needs Chromium at {CHROMIUM} (apt-get install chromium)")
+        return
 
     with tempfile.TemporaryDirectory(prefix="bench-session-") as folder:
         config = Path(folder) / "tracescore.toml"

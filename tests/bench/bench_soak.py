@@ -32,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -110,29 +109,6 @@ SQL = [
     "SELECT decision, count(*) FROM scoring_decisions GROUP BY 1",
     "SELECT session_id, trace_count FROM sessions ORDER BY last_trace_at DESC LIMIT 50",
 ]
-
-
-class Hook:
-    """A loopback webhook receiver (the monitor's ``notify``)."""
-
-    def __init__(self) -> None:
-        self.posts = 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                self.rfile.read(int(self.headers["Content-Length"]))
-                owner.posts += 1
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 def agent_sender(url: str, stop_at: float, runs_per_s: float) -> None:
@@ -229,9 +205,11 @@ def main() -> None:
     parser.add_argument("--server-env", action="append", default=[],
                         help="NAME=VALUE for the server process (experiments)")
     args = parser.parse_args()
+    from live.test_monitors import Receiver  # the loopback webhook receiver of the tests
+
     from tracescore.testing import Reply, ScriptedLLMServer
 
-    hook = Hook()
+    hook = Receiver()
     with ScriptedLLMServer() as llm, tempfile.TemporaryDirectory(prefix="soak-") as folder:
         llm.set_default(lambda body: Reply(content={"score": 0.8}, delay_s=0.05))
         work = Path(folder)
@@ -279,7 +257,7 @@ def main() -> None:
                     "(SELECT count(*) FROM scores WHERE scorer_id = 'judged')")}).json()["rows"][0]
                 print(f"{minute:6.1f} | {points[-1][1]:6.0f} | {counts[0]:12,} | {counts[1]:6,} | "
                       f"{counts[2]:12,} | {health['writer']['pending_rows']:10,} | "
-                      f"{len(failures):12} | {hook.posts}", flush=True)
+                      f"{len(failures):12} | {len(hook.posts)}", flush=True)
                 next_print = float(int(minute) + 1)
         stop.set()
         for process in senders:
