@@ -63,8 +63,8 @@ def test_torn_and_damaged_wals(tmp_path: Path, wal_bytes: tuple[bytes, bytes], c
             recover_wal(str(path))
         assert Path(f"{path}.wal").read_bytes() == wal  # left as it was
     else:
-        note = recover_wal(str(path))
-        assert note is not None and "does not replay completely" in note
+        recovery = recover_wal(str(path))
+        assert recovery is not None and "does not replay completely" in recovery.note
     [copy] = tmp_path.glob("db.duckdb.wal.damaged-*")
     assert copy.read_bytes() == wal
 

@@ -181,10 +181,15 @@ class Store:
         if self.read_only and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}; check --db (or start the server)")
         on_disk = self.path != ":memory:"
-        wal_note = None
+        recovery = None
         if on_disk and not self.read_only:
-            wal_note = recover_wal(self.path, discard_damaged_wal=self._discard_damaged_wal)
-        self._conn = self._connect()
+            recovery = recover_wal(self.path, discard_damaged_wal=self._discard_damaged_wal)
+        try:
+            self._conn = self._connect()
+        except BaseException:
+            if recovery is not None:  # e.g. another process holds the file: its live log
+                recovery.undo()
+            raise
         traces = TracesMaintainer(hash_bits=self._trace_hash_bits)
         if not self.read_only:
             try:
@@ -198,8 +203,8 @@ class Store:
                     raise damaged_error(self.path, exc) from None
                 raise
             log.info("opened %s (schema version %d)", self.path, SCHEMA_VERSION)
-            if wal_note:
-                log.warning("%s", wal_note)
+            if recovery is not None:
+                log.warning("%s", recovery.note)
             self._writer = Writer(
                 self._conn,
                 max_pending_rows=self._max_pending_rows,

@@ -191,10 +191,25 @@ def keep_copy(wal: str, *, move: bool = False) -> Path:
     return target
 
 
-def recover_wal(db_path: str, *, discard_damaged_wal: bool = False) -> str | None:
-    """Before DuckDB opens ``db_path``: look at its WAL and act as the module says. Returns the
-    WARNING to log once the database has opened (None: nothing to say); raises
-    ``DamagedWal`` for a log that cannot be read at all (unless ``discard_damaged_wal``)."""
+@dataclass(frozen=True, slots=True)
+class WalRecovery:
+    """What ``recover_wal`` did: the WARNING to log once the database has opened, and the copy
+    it kept of a log left in place (``undo`` removes that copy when the open fails: the file
+    may then be another process's live log)."""
+
+    note: str
+    copy: Path | None = None
+
+    def undo(self) -> None:
+        """Remove the copy of a log that is still in place (the open failed)."""
+        if self.copy is not None:
+            self.copy.unlink(missing_ok=True)
+
+
+def recover_wal(db_path: str, *, discard_damaged_wal: bool = False) -> WalRecovery | None:
+    """Before DuckDB opens ``db_path``: look at its WAL and act as the module says. Returns
+    what to log once the database has opened (None: nothing to say); raises ``DamagedWal``
+    for a log that cannot be read at all (unless ``discard_damaged_wal``)."""
     wal = db_path + ".wal"
     report = inspect_wal(wal)
     if report is None or report.state in ("complete", "unknown"):
@@ -208,17 +223,17 @@ def recover_wal(db_path: str, *, discard_damaged_wal: bool = False) -> str | Non
                 f"last checkpoint cannot be replayed; a copy is kept as {copy} and nothing else "
                 "was changed: restore the database and its WAL from a backup, or start with "
                 "--discard-damaged-wal to open the database without them")
-        return (f"discarded the unreadable write-ahead log {wal} ({report.size} bytes); it is "
-                f"kept as {copy} (--discard-damaged-wal)")
+        return WalRecovery(f"discarded the unreadable write-ahead log {wal} ({report.size} "
+                           f"bytes); it is kept as {copy} (--discard-damaged-wal)")
     copy = keep_copy(wal)
-    return (
+    return WalRecovery(
         f"the write-ahead log {wal} does not replay completely: it stops in an incomplete "
         f"entry at byte {report.end_of_entries} of {report.size}. Replayed {report.replay_bytes} "
         f"bytes ({report.commits} committed transactions in {report.entries} complete "
         f"entries); the {report.size - report.replay_bytes} bytes after byte "
         f"{report.replay_bytes} were not (a crash while writing leaves an unacknowledged last "
         "transaction so; a log cut short loses committed ones). A copy of the whole WAL is "
-        f"kept as {copy}")
+        f"kept as {copy}", copy)
 
 
 def truncate_at_entry(db_path: str, payload_offset: int) -> tuple[int, int, Path]:
@@ -239,6 +254,7 @@ def truncate_at_entry(db_path: str, payload_offset: int) -> tuple[int, int, Path
 
 
 __all__ = [
+    "WalRecovery",
     "WalReport",
     "WalState",
     "damaged_copy_path",
