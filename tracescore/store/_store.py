@@ -354,7 +354,14 @@ class Store:
         if threading.current_thread() is self._writer.thread:
             raise RuntimeError("cannot wait for the writer from inside a write(fn) function")
         nbytes = batch_bytes(payload, rows) if kind != "fn" else 0
-        return self._writer.submit(kind, payload, rows, nbytes)
+        future = self._writer.submit(kind, payload, rows, nbytes)
+        future.add_done_callback(self._note_write_damage)
+        return future
+
+    def _note_write_damage(self, future: Future[Any]) -> None:
+        """A write that failed on a damaged block counts as damage too (``damaged``)."""
+        if not future.cancelled() and (error := future.exception()) is not None:
+            self._damage.note(error)
 
     def submit_spans(self, batch: Any) -> Future[None]:
         """Queue a span batch (``SpanBatch``, mapping of columns, or row dicts); see write_spans."""
