@@ -13,6 +13,7 @@ from typing import Any
 from ._arrow_pool import use_system_arrow_pool
 from ._errors import ConfigError, ServeError
 from ._gc import gc_tuned
+from ._malloc import limit_malloc_arenas, malloc_trimmed
 from ._settings import Settings, check_bind, default_config_path
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,10 @@ def serve(settings: Settings, *, discard_damaged_wal: bool = False,
 
     check_bind(settings)
     configure_logging(settings.log_level)
+    limit_malloc_arenas()  # before any thread allocates (the arena cap applies to new arenas)
     use_system_arrow_pool()
     app = create_app(settings, **create_app_kwargs)
+    app.state.lifespan_hooks.append(malloc_trimmed)
     app.state.lifespan_hooks.append(gc_tuned)  # last: after everything else has loaded
     _log_registry(app, settings)
     http_socket = bind_socket(settings.host, settings.http_port)
