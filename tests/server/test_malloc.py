@@ -8,7 +8,8 @@ import asyncio
 import psutil
 import pytest
 
-from tracescore.server._malloc import _libc, malloc_trimmed, trim_malloc
+from tracescore.server import malloc_trimmed, trim_malloc
+from tracescore.server._malloc import _libc
 
 pytestmark = pytest.mark.skipif(_libc() is None, reason="glibc's malloc only (Linux)")
 
