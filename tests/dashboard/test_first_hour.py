@@ -225,6 +225,18 @@ def test_step_tree_tool_calls_say_where_their_result_is(dashboard: Dashboard) ->
         assert "\nnull\n" not in shown, (trace["traceId"], shown[:2000])
 
 
+def wait_until_judges_ready(server: Any, timeout_s: float = 120) -> None:
+    """Wait for ``/healthz`` to say the judge machinery has loaded (and the judges checked)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while httpx.get(f"{server.url}/healthz", timeout=30).json()["judges"] != "ready":
+        assert time.monotonic() < deadline, server.log()[-3000:]
+        time.sleep(0.2)
+
+
 def test_scorers_page_shows_a_judge_paused_for_missing_credentials(
     chromium: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -232,6 +244,7 @@ def test_scorers_page_shows_a_judge_paused_for_missing_credentials(
     monkeypatch.delenv("OPENAI_API_KEY")
     env = {"TRACESCORE_JUDGE_MODEL": "openai/gpt-4o-mini"}
     with running_server(tmp_path / "paused.duckdb", args=["--no-grpc"], env=env) as server:
+        wait_until_judges_ready(server)  # the judge checks run once litellm has loaded
         dash = open_dashboard(chromium, server)
         try:
             page = dash.open("scorers")

@@ -67,6 +67,24 @@ def test_bad_labels_config_is_a_sentence() -> None:
     assert settings.bootstrap_resamples == 50 and canary.every_s == 6 * 3600
 
 
+def test_drift_webhooks_are_checked_like_monitors_webhooks() -> None:
+    """A drift webhook is refused as a monitor's is, and the sentence never holds its secret
+    (only validated here: nothing is sent)."""
+    secret = "T000/B000/XXXXsecret"
+    with pytest.raises(InvalidLabel, match=r"drift_notify in x.toml: webhook #1") as refused:
+        parse_labels_config({"labels": {"drift_notify": [
+            f"http://169.254.169.254/hooks/{secret}"]}}, source="x.toml")
+    assert secret not in str(refused.value)
+    with pytest.raises(InvalidLabel, match=r"entry #1 in x.toml: key 'notify': webhook #2"):
+        parse_labels_config({"canaries": [{"scorer": "j", "dataset": "d", "schema": "s",
+                                           "notify": ["https://hooks.example.com/a",
+                                                      "http://127.0.0.1:9/b"]}]},
+                            source="x.toml")
+    settings, _ = parse_labels_config({"live": {"allow_private_webhooks": True},
+                                       "labels": {"drift_notify": ["http://127.0.0.1:9/b"]}})
+    assert settings.drift_notify == ["http://127.0.0.1:9/b"]
+
+
 def test_an_alignment_fitted_on_another_version_stops_startup(tmp_path: Path) -> None:
     from tracescore.labels import Alignment, Example
     from tracescore.live import ConfigError, load_live_config

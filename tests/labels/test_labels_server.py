@@ -34,6 +34,7 @@ CONFIG = """
 [live]
 interval_seconds = 0.3
 settle_seconds = 0.5
+allow_private_webhooks = true
 
 [labels]
 agreement_interval_seconds = 0.5

@@ -85,8 +85,9 @@ def add_scores(store: Any, clock: Clock, values: list[float], *, status: str = "
 def monitored(store: Any, clock: Clock, *entries: dict[str, Any]) -> LiveScheduler:
     registry = Registry()
     registry.register(create_scorer("quality", "q").generate_score(lambda run, r: 1.0))
-    monitors = Monitors(parse_monitor_entries(list(entries), scorer_ids=["quality"]),
-                        _retry_base_s=0.01)
+    monitors = Monitors(parse_monitor_entries(list(entries), scorer_ids=["quality"],
+                                              allow_private_webhooks=True),
+                        allow_private_webhooks=True, _retry_base_s=0.01)
     return LiveScheduler(store, registry, fast_settings(), monitors=monitors, _clock=clock)
 
 
@@ -158,7 +159,7 @@ async def test_a_failed_post_is_recorded_and_the_loop_goes_on(
     [event] = events(store)
     assert event["state"] == "breached" and event["value"] == pytest.approx(0.4)
     assert event["notified_at"] is None
-    assert event["error"].endswith("/fail: HTTP 500 after 3 attempt(s)")
+    assert event["error"] == "webhook #1 (127.0.0.1): HTTP 500 after 3 attempt(s)"
     assert [p for p, _ in receiver.posts] == ["/fail"] * 3
     assert live.stats.tick_errors == 0
     failed = live.monitors.status()[0]["last_failed_delivery"]

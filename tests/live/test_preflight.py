@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,10 @@ def test_serve_starts_judges_paused_and_check_reports_it(
     env = {"TRACESCORE_JUDGE_MODEL": "openai/gpt-4o-mini",
            "TRACESCORE_JUDGE_API_BASE": llm_server.url}
     with running_server(tmp_path / "db.duckdb", args=["--no-grpc"], env=env) as server:
+        deadline = time.monotonic() + 120  # the judge checks run once litellm has loaded
+        while httpx.get(f"{server.url}/healthz", timeout=30).json()["judges"] != "ready":
+            assert time.monotonic() < deadline, server.log()[-3000:]
+            time.sleep(0.2)
         answer = httpx.get(f"{server.url}/api/live/scorers", timeout=30).json()
         states = {row["id"]: (row["state"], row["note"]) for row in answer["scorers"]}
         assert states["no-tool-errors"] == ("running", None)

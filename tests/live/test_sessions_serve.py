@@ -45,6 +45,7 @@ interval_seconds = 0.2
 settle_seconds = 0.3
 max_wait_seconds = 30
 session_settle_seconds = 2
+allow_private_webhooks = true
 
 [[scorers]]
 id = "conversation"

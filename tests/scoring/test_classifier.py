@@ -70,6 +70,19 @@ def test_level_k_of_n_scores_k_over_n_minus_1(llm_server: Any, level: int,
     assert "3. Excellent" in (result.analyze_prompt or "")
 
 
+def test_levels_as_a_count(llm_server: Any) -> None:
+    llm_server.script({"level": 3})
+    scorer = create_classifier_scorer("quality", judge=judge(llm_server),
+                                      question="How good is the answer?", levels=5)
+    result = scorer.run_sync(**RUN)
+    assert result.score == pytest.approx(0.75)
+    assert result.analyze_step_result["label"] == "3"
+    assert result.reason == ("Classifier question 'How good is the answer?' selected '3' "
+                             "(score: 0.75).")
+    assert "from 0 (the worst) to 4 (the best)" in (result.analyze_prompt or "")
+    assert '"maximum": 4' in llm_server.requests[0]["messages"][-1]["content"]
+
+
 def test_boolean_reads_probability_from_logprobs(llm_server: Any) -> None:
     tokens = ['{"', "answer", '":', " true", "}"]
     llm_server.script(Reply(content='{"answer": true}', logprobs=token_logprobs(
@@ -169,6 +182,8 @@ def test_an_answer_outside_the_choices_is_refused(llm_server: Any) -> None:
     ({"choices": ROUTE}, "needs scores="),
     ({"levels": ["a", "b"], "scores": {"a": 0, "b": 1}}, "scores= only applies to choices"),
     ({"levels": ["only"]}, "at least two"),
+    ({"levels": 1}, "needs 2 to 101 levels, got 1"),
+    ({"levels": True}, "needs 2 to 101 levels, got True"),
     ({"choices": ["a", "a"], "scores": {"a": 1}}, "names 'a' twice"),
     ({"choices": "abc", "scores": {}}, "not one string"),
     ({}, "exactly one of choices="),

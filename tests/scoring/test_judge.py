@@ -13,6 +13,8 @@ from tracescore.scoring import (
     Judge,
     JudgeOutputError,
     PromptStep,
+    ScoreOutOfRange,
+    ScorerDefinitionError,
     ScorerRunError,
     StepResults,
     create_scorer,
@@ -314,3 +316,45 @@ async def test_failed_execution_of_a_known_model_keeps_usage_and_cost(
     assert ex.usage is not None and (ex.usage.input_tokens, ex.usage.output_tokens) == (1100, 110)
     assert ex.cost is not None and ex.cost.amount > 0
     assert info.value.result.judge_cost() == ex.cost.amount
+
+
+@pytest.mark.parametrize(("reply", "step_kw", "shown"), [
+    ({"score": 1e308}, {}, "1e+308 is outside the step's score_range [0, 1]"),
+    ({"score": -0.5}, {}, "-0.5 is outside"),
+    ({"score": 11}, {"score_range": (1, 10)}, "11.0 is outside the step's score_range [1, 10]"),
+    ({"score": 1}, {"calculate_score": lambda run, r, out: float("nan")}, "nan is outside"),
+])
+async def test_a_score_outside_the_declared_range_fails_the_step(
+        llm_server: ScriptedLLMServer, reply: dict[str, Any], step_kw: dict[str, Any],
+        shown: str) -> None:
+    llm_server.script(Reply(content=reply))
+    scorer = create_scorer("ranged", judge=_judge(llm_server)).generate_score(
+        PromptStep("s", lambda run, r: "score?", **step_kw))
+    with pytest.raises(ScorerRunError) as info:
+        await scorer.run(input="q", output="a")
+    assert isinstance(info.value.cause, ScoreOutOfRange)
+    assert shown in str(info.value)
+    [execution] = info.value.result.judge["generate_score"].executions
+    assert execution.status == "success"  # the judge answered; the step refused the value
+
+
+async def test_a_declared_range_admits_its_scale(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(content={"score": 7}), Reply(content={"score": 3}))
+    ten = create_scorer("ten", judge=_judge(llm_server)).generate_score(
+        PromptStep("s", lambda run, r: "1-10?", score_range=(1, 10)))
+    assert (await ten.run(input="q", output="a")).score == 7
+    scaled = create_scorer("scaled", judge=_judge(llm_server)).generate_score(
+        {"create_prompt": lambda run, r: "x", "calculateScore": lambda run, r, out: out["score"],
+         "scoreRange": [0, 5]})
+    assert (await scaled.run(input="q", output="a")).score == 3
+
+
+@pytest.mark.parametrize(("step", "message"), [
+    ("analyze", "score_range only applies to generate_score"),
+    ("generate_score", "score_range needs lowest <= highest"),
+])
+def test_score_range_is_checked_when_the_step_is_added(step: str, message: str) -> None:
+    prompt = PromptStep("s", lambda run, r: "x", output_schema={"type": "object"},
+                        score_range=(2, 1) if step == "generate_score" else (0, 1))
+    with pytest.raises(ScorerDefinitionError, match=message):
+        getattr(create_scorer("bad", judge=Judge(model=MODEL)), step)(prompt)

@@ -109,11 +109,25 @@ def _wait_for(predicate: object, timeout_s: float = 20.0) -> bool:
 
 
 def test_the_writer_checkpoints_once_idle(tmp_path: Path) -> None:
-    with Store(tmp_path / "idle.duckdb", checkpoint=CheckpointPolicy(idle_s=0.05)) as store:
+    idle = CheckpointPolicy(idle_s=0.05, min_wal_bytes=1)
+    with Store(tmp_path / "idle.duckdb", checkpoint=idle) as store:
         store.write_spans_sync(_batch(50, 1))
         assert _wait_for(lambda: store.stats().idle_checkpoints >= 1)
         assert _wal(store) == 0
         assert _count(store) == 50
+
+
+def test_a_small_wal_waits_for_the_interval_before_an_idle_checkpoint(tmp_path: Path) -> None:
+    # Each checkpoint ends a row group (DuckDB's metadata per row group stays in memory): a
+    # trickle of small commits must not checkpoint after every pause (issue 27, item 13).
+    policy = CheckpointPolicy(idle_s=0.05, min_wal_bytes=64 * 1024 * 1024, interval_s=2.0)
+    with Store(tmp_path / "trickle.duckdb", checkpoint=policy) as store:
+        for index in range(5):
+            store.write_spans_sync(_batch(20, index + 1))
+            time.sleep(0.1)  # idle longer than idle_s after each
+        assert store.stats().idle_checkpoints == 0 and _wal(store) > 0
+        assert _wait_for(lambda: store.stats().idle_checkpoints >= 1)  # the interval passed
+        assert _wal(store) == 0 and _count(store) == 100
 
 
 def test_no_checkpoint_inside_a_commit_until_the_wal_bound(tmp_path: Path) -> None:

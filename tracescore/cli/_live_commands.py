@@ -293,8 +293,12 @@ def _check_server_has(url: str, api_key: str | None, config: str, scorer_id: str
 def describe_backfill(report: dict[str, Any]) -> str:
     """A few lines for people about a backfill report."""
     who = f"{report['scorer']} (version {report['version']})"
-    lines = [f"{report['traces']} settled trace(s) not yet decided by {who}"
-             + (f"; {report['not_settled']} still in progress" if report["not_settled"] else "")]
+    if "sessions" in report:  # a target = "session" scorer: quiet conversations, not traces
+        lines = [f"{report['sessions']} quiet session state(s) not yet decided by {who}"]
+    else:
+        not_settled = report.get("not_settled") or 0
+        lines = [f"{report['traces']} settled trace(s) not yet decided by {who}"
+                 + (f"; {not_settled} still in progress" if not_settled else "")]
     if report["dry_run"]:
         skipped = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.items()
                             if k in ("sampled_out", "filtered_out", "failed") and n)

@@ -32,8 +32,10 @@ def _offline_monitors(db: str, config: str | None) -> list[dict[str, Any]]:
     try:
         try:
             path, document = read_config(config or os.environ.get("TRACESCORE_CONFIG") or None)
-            entries = parse_monitor_entries(document.get("monitors"), source=str(path),
-                                            scorer_ids=[reg.id for reg in live.registry])
+            entries = parse_monitor_entries(
+                document.get("monitors"), source=str(path),
+                scorer_ids=[reg.id for reg in live.registry],
+                allow_private_webhooks=live.settings.allow_private_webhooks)
         except (ConfigError, LiveConfigError) as exc:
             raise click.ClickException(str(exc)) from None
         live.monitors = Monitors(entries)

@@ -56,6 +56,9 @@ _key_option = click.option(
 @click.option("--log-level", default=None,
               type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
               help="Server log level [server.log_level, info].")
+@click.option("--discard-damaged-wal", is_flag=True, default=False,
+              help="Start even when the database's write-ahead log cannot be replayed: open "
+                   "without it (or without its damaged part); a copy is kept beside it.")
 def serve_command(
     config: str | None,
     db: str | None,
@@ -66,6 +69,7 @@ def serve_command(
     api_keys: tuple[str, ...],
     insecure: bool,
     log_level: str | None,
+    discard_damaged_wal: bool,
 ) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC), store them in DuckDB, serve the API."""
     from tracescore.server import ConfigError, ServeError, check_bind, load_settings, serve
@@ -86,7 +90,7 @@ def serve_command(
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        serve(settings)
+        serve(settings, discard_damaged_wal=discard_damaged_wal)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     except ServeError as exc:

@@ -49,11 +49,6 @@ class LabelsSettings(BaseModel):
     drift_notify: list[str] = Field(default_factory=list)
     """Webhook URLs told about every judge_drift event (canaries add their own)."""
 
-    @field_validator("drift_notify")
-    @classmethod
-    def _urls(cls, value: list[str]) -> list[str]:
-        return _check_urls(value)
-
 
 class CanaryEntry(BaseModel):
     """One ``[[canaries]]`` entry: a judge's frozen, labelled canary set."""
@@ -81,22 +76,24 @@ class CanaryEntry(BaseModel):
         duration_s(value)
         return value
 
-    @field_validator("notify")
-    @classmethod
-    def _urls(cls, value: list[str]) -> list[str]:
-        return _check_urls(value)
-
     @property
     def every_s(self) -> float:
         """``every`` in seconds."""
         return duration_s(self.every)
 
 
-def _check_urls(value: list[str]) -> list[str]:
-    for url in value:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"{url!r} is not an http(s) URL")
-    return value
+def _check_urls(urls: Sequence[str], label: str, document: Mapping[str, Any]) -> None:
+    """Refuse what cannot be a webhook, as monitors' ``notify`` is checked (private addresses
+    only with ``[live] allow_private_webhooks``); the error names the host, never the URL."""
+    from tracescore.live._webhooks import WebhookRefused, check_webhook_url
+
+    live = document.get("live")
+    allow = bool(live.get("allow_private_webhooks")) if isinstance(live, Mapping) else False
+    for number, url in enumerate(urls, start=1):
+        try:
+            check_webhook_url(url, allow_private=allow)
+        except WebhookRefused as exc:
+            raise InvalidLabel(f"{label}: webhook #{number}: {exc}") from None
 
 
 def _sentence(exc: ValidationError, label: str) -> str:
@@ -119,6 +116,7 @@ def parse_labels_config(document: Mapping[str, Any], *, source: str = "the confi
         settings = LabelsSettings.model_validate(dict(table))
     except ValidationError as exc:
         raise InvalidLabel(_sentence(exc, f"[labels] in {source}")) from None
+    _check_urls(settings.drift_notify, f"[labels] drift_notify in {source}", document)
     entries = document.get("canaries") or []
     if not isinstance(entries, list):
         raise InvalidLabel(f"canaries in {source}: must be an array of tables ([[canaries]])")
@@ -131,6 +129,7 @@ def parse_labels_config(document: Mapping[str, Any], *, source: str = "the confi
             entry = CanaryEntry.model_validate(dict(raw))
         except ValidationError as exc:
             raise InvalidLabel(_sentence(exc, label)) from None
+        _check_urls(entry.notify, f"{label}: key 'notify'", document)
         if scorer_ids is not None and entry.scorer not in scorer_ids:
             known = ", ".join(sorted(scorer_ids)) or "none"
             raise InvalidLabel(f"{label}: key 'scorer': no scorer {entry.scorer!r} is "

@@ -48,6 +48,7 @@ from ._totals import (
     price_calls,
 )
 from ._trust import JudgeTrust
+from ._webhooks import WebhookRefused, check_webhook_url
 
 __all__ = [
     "AGENT_TOKEN_KINDS",
@@ -77,9 +78,11 @@ __all__ = [
     "ScorerEntry",
     "SpendPacer",
     "TotalsMaintainer",
+    "WebhookRefused",
     "answer_relevancy_scorer",
     "backfill",
     "load_monitors",
+    "check_webhook_url",
     "build_scorer",
     "check_judge_prices",
     "check_judges",

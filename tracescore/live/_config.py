@@ -83,6 +83,9 @@ class LiveSettings(_Strict):
     """litellm model of the default LLM scorers (``TRACESCORE_JUDGE_MODEL`` overrides)."""
     judge_api_base: str | None = None
     """Base URL of the judge's provider (``TRACESCORE_JUDGE_API_BASE`` overrides)."""
+    allow_private_webhooks: bool = False
+    """Monitors' ``notify`` URLs may reach private, loopback and other non-public addresses
+    (link-local and cloud metadata addresses stay refused)."""
     budget: BudgetSettings = BudgetSettings()
     judge_timeout_seconds: float = Field(default=60.0, gt=0)
     """Longest wait for one judge request; past it the attempt fails with a sentence naming

@@ -18,6 +18,9 @@ within ``cooldown`` of the last breach), ``recovered`` when it stops. Each event
 background task: bounded retries with backoff, the outcome (``notified_at`` or ``error``)
 recorded on the event row, never raised into the loop. The state survives restarts: it is
 read back from the last event of each monitor.
+
+Webhook URLs are secrets and the POSTs leave from inside the operator's network: which URLs and
+addresses are allowed, and how the URL is kept out of rows and logs, is ``_webhooks.py``.
 """
 
 from __future__ import annotations
@@ -32,10 +35,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ._config import one_predicate
 from ._errors import ConfigError
+from ._webhooks import WebhookRefused, check_webhook_url, pinned_request, scrub, webhook_host
 
 log = logging.getLogger(__name__)
 
@@ -103,17 +114,22 @@ class MonitorEntry(BaseModel):
 
     @field_validator("notify")
     @classmethod
-    def _urls(cls, value: list[str]) -> list[str]:
-        for url in value:
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"{url!r} is not an http(s) URL")
+    def _urls(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        allow = bool((info.context or {}).get("allow_private_webhooks"))
+        for number, url in enumerate(value, start=1):
+            try:
+                check_webhook_url(url, allow_private=allow)
+            except WebhookRefused as exc:  # the message names the host, never the URL
+                raise ValueError(f"URL #{number}: {exc}") from None
         return value
 
 
 def parse_monitor_entries(entries: Any, *, source: str = "the config file",
-                          scorer_ids: Sequence[str] | None = None) -> list[MonitorEntry]:
+                          scorer_ids: Sequence[str] | None = None,
+                          allow_private_webhooks: bool = False) -> list[MonitorEntry]:
     """Validate ``[[monitors]]`` or raise ``ConfigError`` naming the entry and the key; with
-    ``scorer_ids``, each monitor's ``scorer`` must be one of them."""
+    ``scorer_ids``, each monitor's ``scorer`` must be one of them. ``notify`` URLs to private
+    addresses pass only with ``allow_private_webhooks`` (``[live]``)."""
     if entries is None:
         return []
     if not isinstance(entries, list):
@@ -127,12 +143,13 @@ def parse_monitor_entries(entries: Any, *, source: str = "the config file",
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{label} in {source}: must be a table")
         try:
-            entry = MonitorEntry.model_validate(dict(raw))
+            entry = MonitorEntry.model_validate(
+                dict(raw), context={"allow_private_webhooks": allow_private_webhooks})
         except ValidationError as exc:
             first = exc.errors()[0]
             key = ".".join(str(p) for p in first["loc"]) or "(entry)"
             message = ("unknown key (check its spelling)" if first["type"] == "extra_forbidden"
-                       else first["msg"])
+                       else first["msg"].removeprefix("Value error, "))
             raise ConfigError(f"{label} in {source}: key {key!r}: {message}") from None
         if entry.id in seen:
             raise ConfigError(f"{label} in {source}: key 'id': {entry.id!r} is used twice; "
@@ -238,8 +255,9 @@ class Monitors:
     """The configured monitors of one scheduler: evaluation, events, notifications."""
 
     def __init__(self, entries: Sequence[MonitorEntry] = (), *,
-                 _retry_base_s: float = 1.0) -> None:
+                 allow_private_webhooks: bool = False, _retry_base_s: float = 1.0) -> None:
         self.states = {e.id: MonitorState(e) for e in entries}
+        self.allow_private_webhooks = allow_private_webhooks
         self._restored = False
         self._retry_base_s = _retry_base_s
         self._notifying: set[asyncio.Task[Any]] = set()
@@ -344,10 +362,10 @@ class Monitors:
         errors: list[str] = []
         name = event["monitor_id"]
         async with httpx.AsyncClient(timeout=NOTIFY_TIMEOUT_S) as client:
-            for url in urls:
+            for number, url in enumerate(urls, start=1):
                 error = await self._post(client, url, payload)
-                if error is not None:
-                    errors.append(f"{url}: {error}")
+                if error is not None:  # the host only: the URL itself is a secret
+                    errors.append(f"webhook #{number} ({webhook_host(url)}): {error}")
         notified_at = None if errors else live.now()
         message = "; ".join(errors) or None
         if message:
@@ -361,14 +379,20 @@ class Monitors:
             log.warning("monitor %s: could not record the notification: %s", name, exc)
 
     async def _post(self, client: Any, url: str, payload: dict[str, Any]) -> str | None:
+        try:
+            target = await pinned_request(url, allow_private=self.allow_private_webhooks,
+                                          loop=asyncio.get_running_loop())
+        except WebhookRefused as exc:
+            return f"not sent: {exc}"
         error = "not sent"
         for attempt in range(NOTIFY_ATTEMPTS):
             if attempt:
                 await asyncio.sleep(self._retry_base_s * 2 ** (attempt - 1))
             try:
-                response = await client.post(url, json=payload)
+                response = await client.post(target.url, json=payload, headers=target.headers,
+                                             extensions=target.extensions)
             except Exception as exc:  # noqa: BLE001 - a refused or timed-out POST is data
-                error = f"{type(exc).__name__}: {exc}"
+                error = scrub(scrub(f"{type(exc).__name__}: {exc}", url), target.url)
                 continue
             if response.status_code < 300:
                 return None
@@ -421,9 +445,13 @@ def _record_notification(event_id: str, notified_at: datetime | None,
 
 def load_monitors(document: Mapping[str, Any], *, source: str = "the config file",
                   scorer_ids: Sequence[str] | None = None) -> Monitors:
-    """The ``[[monitors]]`` of a parsed config file (``ConfigError`` on a bad entry)."""
+    """The ``[[monitors]]`` of a parsed config file (``ConfigError`` on a bad entry), with
+    ``[live] allow_private_webhooks``."""
+    live = document.get("live")
+    allow = bool(live.get("allow_private_webhooks", False)) if isinstance(live, Mapping) else False
     return Monitors(parse_monitor_entries(document.get("monitors"), source=source,
-                                          scorer_ids=scorer_ids))
+                                          scorer_ids=scorer_ids, allow_private_webhooks=allow),
+                    allow_private_webhooks=allow)
 
 
 __all__ = [

@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from ._judging import JudgeCalls, check_judge_prices, judge_price
 from ._monitors import Monitors
 from ._pricing import Pricing
 from ._registry import RegisteredScorer, Registry
+from ._repeated import RepeatedFailure
 from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
 from ._segments import SpendPacer, count_offered, refresh_pacing, sample_rates
@@ -124,6 +126,7 @@ class LiveScheduler:
         self._job_scheduler: Any = None
         self._prepared = False
         self._stopped = False
+        self._tick_failures = RepeatedFailure(logger, "live scoring tick", traceback=True)
         self._tick_task: asyncio.Task[None] | None = None
         self._more = False
         self._judge_warmup: asyncio.Future[Any] | None = None
@@ -133,6 +136,11 @@ class LiveScheduler:
         self.judge_calls = JudgeCalls()
         self._judge_cache: Any = None
         self.pacer = SpendPacer()
+        self._judge_check: tuple[Callable[[], Mapping[str, str]] | None,
+                                 Callable[[ConfigError], None] | None] = (None, None)
+        self.judge_state = "none"
+        """``none`` (no judge scorer), ``loading`` (litellm and the judge checks, in the
+        background), ``ready``, or ``failed: <why>``."""
 
     # helpers the worker uses -----------------------------------------------------------------
 
@@ -303,12 +311,42 @@ class LiveScheduler:
                 return
 
     def _warm_judge(self) -> None:
-        """Import litellm (≈3.5 s) in a worker thread, so no judge call imports it on the
-        event loop; judge runs wait for it."""
+        """Import litellm (≈3.5 s, far more on a loaded machine) in a worker thread, then run
+        the judge checks given to ``check_judges_later``; judge runs wait for both, nothing
+        else does (OTLP is acknowledged meanwhile)."""
         if self._judge_warmup is None:
-            from tracescore.scoring import load_litellm
+            self.judge_state = "loading"
+            self._judge_warmup = asyncio.ensure_future(self._judge_ready())
 
-            self._judge_warmup = asyncio.ensure_future(asyncio.to_thread(load_litellm))
+    async def _judge_ready(self) -> None:
+        from tracescore.scoring import load_litellm
+
+        began = time.monotonic()
+        await asyncio.to_thread(load_litellm)
+        check, on_error = self._judge_check
+        paused: Mapping[str, str] = {}
+        if check is not None:
+            try:
+                paused = await asyncio.to_thread(check)
+            except ConfigError as exc:
+                self.judge_state = f"failed: {exc}"
+                paused = {reg.id: str(exc) for reg in self.registry.enabled() if reg.uses_judge}
+                if on_error is not None:
+                    on_error(exc)
+        for scorer_id, reason in paused.items():
+            self.control.paused.setdefault(scorer_id, reason)
+        if self.judge_state == "loading":
+            self.judge_state = "ready"
+        logger.info("judge machinery ready in %.1f s (litellm loaded%s)",
+                    time.monotonic() - began, ", judges checked" if check else "")
+
+    def check_judges_later(self, check: Callable[[], Mapping[str, str]], *,
+                           on_error: Callable[[ConfigError], None] | None = None) -> None:
+        """Run ``check()`` (``check_judges``: scorer id → why it starts paused) once litellm has
+        loaded in the background, instead of before the server starts: the scorers it names
+        are paused, and a ``ConfigError`` pauses every judge scorer and goes to ``on_error``
+        (``serve`` stops then). Call before ``start``."""
+        self._judge_check = (check, on_error)
 
     def slot(self) -> asyncio.Semaphore:
         """One of ``concurrency`` scorer-run slots (``async with live.slot(): ...``)."""
@@ -345,10 +383,11 @@ class LiveScheduler:
             try:
                 await self._tick()
                 self.stats.last_tick_error = None
+                self._tick_failures.succeeded()
             except Exception as exc:  # noqa: BLE001 - the loop must go on
                 self.stats.tick_errors += 1
                 self.stats.last_tick_error = f"{type(exc).__name__}: {exc}"
-                logger.exception("live scoring tick failed; trying again at the next tick")
+                self._tick_failures.failed(exc)  # the same error each tick: logged once
             finally:
                 self.stats.ticks += 1
                 self.stats.last_tick_at = self.now()
@@ -693,6 +732,8 @@ class LiveScheduler:
                 state, note = "disabled", reg.disabled_reason
             elif reg.id in self.paused:
                 state, note = "paused", self.paused[reg.id]
+            elif reg.uses_judge and self.judge_state == "loading":
+                state, note = "starting", "waiting for litellm to load and the judge checks"
             elif self.control.held(reg.id, now):
                 state, note = "rate_limited", f"until {self.control.cooldown[reg.id]:%H:%M:%S}Z"
             elif reg.uses_judge and (reason := self.budget.exceeded()):

@@ -45,6 +45,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ._pricing import Pricing
+from ._repeated import RepeatedFailure
 from ._rows import utc_now
 
 if TYPE_CHECKING:
@@ -186,6 +187,23 @@ def trace_totals(spend: Any, calls: Sequence[dict[str, Any]], chosen_at: datetim
     }
 
 
+def session_turn_row(trace: Any, session_id: str, now: datetime) -> dict[str, Any]:
+    """The ``session_turns`` row of a session's trace: the turn's input messages and the
+    agent's answer as an agent scorer sees them (``trace_to_agent_run``; the step tree the
+    totals were computed from is reused), or an error text in ``output``."""
+    from tracescore.traces import trace_to_agent_run
+
+    try:
+        run = trace_to_agent_run(trace)
+        messages = getattr(run.input, "input_messages", None) or []
+        turn_in: Any = [m.model_dump(mode="json") for m in messages]
+        turn_out: Any = [m.model_dump(mode="json") for m in run.output or []]
+    except Exception as exc:  # noqa: BLE001 - shown on the page instead of the turn
+        turn_in, turn_out = None, {"error": f"{type(exc).__name__}: {exc}"}
+    return {"trace_id": trace.trace_id, "session_id": session_id, "input": turn_in,
+            "output": turn_out, "computed_at": now}
+
+
 def yield_pause(busy_s: float, share: float) -> float:
     """Seconds to pause after a batch that took ``busy_s`` so batches take ``share`` of the
     wall time (``share`` 1: no pause)."""
@@ -234,6 +252,8 @@ class TotalsMaintainer:
         """When the last pass began that found every ready trace (None: none yet)."""
         self._batch_spans = 0
         """Spans of the traces the last pass computed."""
+        self._failures = RepeatedFailure(log, "computing trace totals")
+        """The same error every 2 s (a damaged block) is logged once, retried less often."""
 
     async def start(self) -> None:
         """Start the background loop."""
@@ -261,9 +281,11 @@ class TotalsMaintainer:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bad batch must not stop the loop
-                log.warning("computing trace totals failed (retrying in %g s): %s",
-                            self.interval_s, exc)
-                done = 0
+                self._failures.failed(exc, retry_in_s=self._failures.backoff_s(
+                    self.interval_s))
+                await self._sleep(self._failures.backoff_s(self.interval_s))
+                continue
+            self._failures.succeeded()
             if done < self.batch_size:
                 await self._sleep(self.interval_s)
             else:
@@ -313,25 +335,28 @@ class TotalsMaintainer:
         self._batch_spans = sum(len(rows) for rows in spans.values())
         replace = [row["trace_id"] for row in chosen if row["seen"]]
         old_calls = await self._old_calls(replace)
-        traces, calls = await asyncio.to_thread(self._build, chosen, spans)
+        traces, calls, turns = await asyncio.to_thread(self._build, chosen, spans)
         written: int = await self.store.write(
-            write_recompute(traces, calls, replace=replace, since=since)
+            write_recompute(traces, calls, replace=replace, since=since, turns=turns)
         )
         self._count(chosen, calls, old_calls)
         self.stats.traces_computed += written
         return written
 
     def _build(self, chosen: list[dict[str, Any]], spans: dict[str, list[dict[str, Any]]]) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]]
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]
     ]:
         from tracescore.traces import Trace, trace_spend
 
         traces: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
+        turns: list[dict[str, Any]] = []
+        now = utc_now()
         for row in chosen:
             trace_id = row["trace_id"]
             try:
-                spend = trace_spend(Trace.from_rows(spans.get(trace_id, ()), trace_id=trace_id))
+                trace = Trace.from_rows(spans.get(trace_id, ()), trace_id=trace_id)
+                spend = trace_spend(trace)
                 rows = price_calls(spend, self.pricing)
             except Exception as exc:  # one unreadable trace must not block the others
                 log.warning("trace %s: model calls not computed: %s", trace_id, exc)
@@ -339,7 +364,9 @@ class TotalsMaintainer:
                 continue
             calls.extend(rows)
             traces.append(trace_totals(spend, rows, row["last_received_at"]))
-        return traces, calls
+            if spend.session_id is not None:  # the session page reads its turns from here
+                turns.append(session_turn_row(trace, spend.session_id, now))
+        return traces, calls, turns
 
     async def _old_calls(self, trace_ids: list[str]) -> list[dict[str, Any]]:
         if not trace_ids:

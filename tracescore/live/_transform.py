@@ -67,23 +67,49 @@ def trace_project(trace: Any) -> str | None:
     return None
 
 
-class TraceCache:
-    """The last ``size`` loaded traces (ready traces do not change; pairs of one trace share)."""
+TRACE_CACHE_SPANS = 20_000
+"""Spans the trace cache holds at most, whatever the number of traces (a loaded span with its
+parsed attributes and steps is a few KB: a cache of 512 traces of 256 spans each held hundreds
+of MB under a soak)."""
 
-    def __init__(self, size: int) -> None:
+
+class TraceCache:
+    """The last ``size`` loaded traces, and at most ``max_spans`` spans of them (ready traces
+    do not change; pairs of one trace share). A trace evicted while a run still uses it lives
+    until that run ends (it is only forgotten here)."""
+
+    def __init__(self, size: int, *, max_spans: int = TRACE_CACHE_SPANS) -> None:
         self._size = size
-        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._max_spans = max_spans
+        self._spans = 0
+        self._items: OrderedDict[str, tuple[Any, int]] = OrderedDict()
 
     def get(self, trace_id: str) -> Any:
         """The cached trace, or None."""
-        trace = self._items.get(trace_id)
-        if trace is not None:
-            self._items.move_to_end(trace_id)
-        return trace
+        item = self._items.get(trace_id)
+        if item is None:
+            return None
+        self._items.move_to_end(trace_id)
+        return item[0]
 
     def put(self, trace_id: str, trace: Any) -> None:
-        """Remember a loaded trace, forgetting the least recently used beyond ``size``."""
-        self._items[trace_id] = trace
-        self._items.move_to_end(trace_id)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+        """Remember a loaded trace, forgetting the least recently used beyond ``size`` traces or
+        ``max_spans`` spans (the newest is kept whatever its size)."""
+        old = self._items.pop(trace_id, None)
+        if old is not None:
+            self._spans -= old[1]
+        spans = len(trace) if hasattr(trace, "__len__") else 1
+        self._items[trace_id] = (trace, spans)
+        self._spans += spans
+        while len(self._items) > 1 and (len(self._items) > self._size
+                                        or self._spans > self._max_spans):
+            _, (_, dropped) = self._items.popitem(last=False)
+            self._spans -= dropped
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def spans(self) -> int:
+        """Spans of the cached traces."""
+        return self._spans

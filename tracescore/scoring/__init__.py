@@ -11,6 +11,7 @@ from ._errors import (
     JudgeOutputError,
     JudgeTimeoutError,
     PipelineIncompleteError,
+    ScoreOutOfRange,
     ScorerDefinitionError,
     ScorerRunError,
 )
@@ -23,12 +24,19 @@ from ._options import CallTracker, JudgeOptions, current_judge_options, judge_op
 from ._retry import RetryProcessor, classify_error, retry_after_s
 from ._rows import UNPRICED, cost_source_of, execution_row, execution_rows, step_columns
 from ._scorer import Scorer, create_scorer
-from ._steps import NotScorableSignal, PromptStep, StepResults, not_scorable
+from ._steps import (
+    DEFAULT_SCORE_RANGE,
+    NotScorableSignal,
+    PromptStep,
+    StepResults,
+    not_scorable,
+)
 
 __all__ = [
     "UNPRICED",
     "CachedAnswer",
     "CallTracker",
+    "DEFAULT_SCORE_RANGE",
     "ExecutionObserver",
     "Judge",
     "JudgeCache",
@@ -43,6 +51,7 @@ __all__ = [
     "PipelineIncompleteError",
     "PromptStep",
     "RetryProcessor",
+    "ScoreOutOfRange",
     "Scorer",
     "ScorerDefinitionError",
     "ScorerRunError",

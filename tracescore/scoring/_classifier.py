@@ -4,6 +4,7 @@ Three kinds of question, each turned into a 0-1 score:
 
 - ``choices``: the judge picks one named choice; ``scores`` maps every choice to its score.
 - ``levels``: the judge picks level ``k`` of ``n`` ordered levels (worst first); score ``k/(n-1)``.
+  The levels are named (a list, or name -> description), or only counted (``levels=5``: 0 to 4).
 - ``boolean``: the judge answers true or false; the score is P(true), read from the reply's
   token log-probabilities when the provider returns them, else 1 for true and 0 for false.
 
@@ -35,6 +36,9 @@ INSTRUCTIONS = (
 TOP_LOGPROBS = 5
 """Alternatives asked per token for a boolean question (P(true) reads the answer token's)."""
 
+MAX_LEVELS = 101
+"""The most levels ``levels=N`` may count (0 to 100)."""
+
 Kind = Literal["choice", "level", "boolean"]
 StateSelector = Callable[[ScorerRun], Any]
 
@@ -60,6 +64,16 @@ def _named(value: Sequence[str] | Mapping[str, str], what: str, scorer_id: str
         named[name] = str(description or "")
     if len(named) < 2:
         raise _fail(scorer_id, f"{what} needs at least two entries, got {len(named)}")
+    return named
+
+
+def _counted_levels(count: int, scorer_id: str) -> dict[str, str]:
+    """Levels ``0`` … ``count - 1`` (worst to best) for ``levels=count``."""
+    if isinstance(count, bool) or not 2 <= count <= MAX_LEVELS:
+        raise _fail(scorer_id, f"levels= as a count needs 2 to {MAX_LEVELS} levels, got "
+                               f"{count!r}; or give their names, worst first")
+    named = {str(k): "" for k in range(count)}
+    named["0"], named[str(count - 1)] = "the worst", "the best"
     return named
 
 
@@ -141,7 +155,7 @@ def create_classifier_scorer(
     judge: Judge | str | Mapping[str, Any],
     question: str,
     choices: Sequence[str] | Mapping[str, str] | None = None,
-    levels: Sequence[str] | Mapping[str, str] | None = None,
+    levels: int | Sequence[str] | Mapping[str, str] | None = None,
     boolean: bool | Mapping[str, str] = False,
     scores: Mapping[str, float] | None = None,
     state: StateSelector | None = None,
@@ -158,8 +172,9 @@ def create_classifier_scorer(
             instructions apply unless the judge sets ``instructions``.
         question: what to ask, e.g. ``"Is the answer factually correct?"``.
         choices: the choice names (a list, or a name -> description dict); needs ``scores``.
-        levels: ordered level names, worst first (a list, or name -> description); level ``k``
-            of ``n`` scores ``k/(n-1)``.
+        levels: ordered level names, worst first (a list, or name -> description), or how
+            many levels there are (``levels=5``: levels 0 to 4); level ``k`` of ``n`` scores
+            ``k/(n-1)``.
         boolean: True (or ``{"true": description, "false": description}``) for a yes/no
             question; the score is P(true) from the reply's logprobs when the provider returns
             them, else 1 (true) or 0 (false).
@@ -198,10 +213,15 @@ def create_classifier_scorer(
         score_map = {}
         if levels is not None:
             kind = "level"
-            named = _named(levels, "levels", id)
+            if isinstance(levels, int):
+                named = _counted_levels(levels, id)
+                ask = (f"Pick the level that fits best, from 0 (the worst) to {levels - 1} (the "
+                       "best), and reply with its number.")
+            else:
+                named = _named(levels, "levels", id)
+                ask = ("Pick the level that fits best (they go from worst to best) and reply "
+                       "with its number:\n" + _listing(named, numbered=True))
             schema = {"level": {"type": "integer", "minimum": 0, "maximum": len(named) - 1}}
-            ask = ("Pick the level that fits best (they go from worst to best) and reply with "
-                   "its number:\n" + _listing(named, numbered=True))
         else:
             kind = "boolean"
             named = {"true": "", "false": ""}

@@ -7,6 +7,7 @@
     │   └── PipelineIncompleteError     also a ScorerRunError: found when a run starts
     ├── ScorerRunError                  a step of a scorer run failed; carries the snapshot
     ├── JudgeOutputError                the judge gave no valid answer (a ScorerRunError cause)
+    │   └── ScoreOutOfRange             a prompt step's score outside its declared range
     └── JudgeTimeoutError               the judge did not answer within its timeout (also a
                                         TimeoutError: transient, retried)
 """
@@ -51,6 +52,23 @@ class JudgeTimeoutError(TracescoreError, TimeoutError):
         return cls(f"the judge {model}{where} did not answer within {timeout_s:g} s "
                    f"({named}); raise that setting if the judge is only slow, else check the "
                    "judge")
+
+
+class ScoreOutOfRange(JudgeOutputError, ValueError):
+    """A prompt ``generate_score`` step's score lies outside the step's ``score_range`` (or is
+    not a finite number): the step fails with the value in the message, never a success."""
+
+    code = "score_out_of_range"
+
+    def __init__(self, value: float, score_range: tuple[float, float], *,
+                 raw_output: str | None = None) -> None:
+        low, high = score_range
+        super().__init__(
+            f"the judge's score {value!r} is outside the step's score_range [{low:g}, {high:g}]"
+            "; the step failed instead of storing it (give the PromptStep another score_range "
+            "if the scale is meant to be different)", raw_output=raw_output)
+        self.value = value
+        self.score_range = score_range
 
 
 def _error_code(exc: BaseException) -> str | int | None:

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
 
 from tracescore.model import JudgeExecution, NotScorable, ScorerRun, ScorerRunResult, StepJudge
 
 from ._context import measure_prompt
-from ._errors import PipelineIncompleteError, ScorerDefinitionError, ScorerRunError
+from ._errors import (
+    PipelineIncompleteError,
+    ScoreOutOfRange,
+    ScorerDefinitionError,
+    ScorerRunError,
+)
 from ._judge import Judge, as_judge
 from ._judge_call import JudgeCallFailed, call_judge_logprobs
 from ._navigate import Navigation, navigate_judge, opening
@@ -335,9 +341,10 @@ class Scorer(Generic[InputT, OutputT]):
             output = await spec.parse_output.call(output, logprobs)
         if name == "generate_score":
             if spec.calculate_score is not None:
-                return await spec.calculate_score.call(run, results, output, logprobs)
+                score = await spec.calculate_score.call(run, results, output, logprobs)
+                return _within(score, spec.score_range, execution.raw_output)
             if isinstance(output, dict) and "score" in output:
-                return output["score"]
+                return _within(output["score"], spec.score_range, execution.raw_output)
             raise TypeError(
                 "the judge's generate_score output has no 'score'; give the step a "
                 "calculate_score(run, results, output) that turns the output into a number"
@@ -413,6 +420,21 @@ def _store(state: _RunState, name: str, value: Any) -> None:
         state.score = _as_score(value)
     else:
         state.reason = _as_reason(value)
+
+
+def _within(value: Any, score_range: tuple[float, float], raw_output: str | None) -> Any:
+    """``value`` when it is not a number (``_as_score`` says so) or lies in ``score_range``;
+    ``ScoreOutOfRange`` otherwise (a prompt step's declared scale, issue 27)."""
+    if isinstance(value, NotScorableSignal) or isinstance(value, bool):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return value
+    low, high = score_range
+    if not (math.isfinite(number) and low <= number <= high):
+        raise ScoreOutOfRange(number, score_range, raw_output=raw_output)
+    return value
 
 
 def _as_score(value: Any) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -141,6 +142,11 @@ class PromptStep:
     judge's output into the score with ``calculate_score(run, results, output)``; generate_reason
     returns the judge's text. ``judge`` overrides the scorer's judge field by field.
 
+    ``score_range=(low, high)`` is a generate_score step's declared scale: a score outside it
+    (or not finite) fails the step with ``ScoreOutOfRange``, the value in its message. Without
+    it, the output's ``score`` must lie in ``DEFAULT_SCORE_RANGE`` (0 to 1) and what
+    ``calculate_score`` returns is only checked to be finite.
+
     ``logprobs=N`` asks the provider for each reply token's log-probability and its ``N`` most
     likely alternatives (OpenAI's ``top_logprobs``, 0-20; left out for models litellm says do
     not take it). ``parse_output(output, logprobs)`` turns the judge's validated output into the
@@ -162,6 +168,13 @@ class PromptStep:
     parse_output: Callable[..., Any] | None = None
     navigation: Callable[..., Any] | None = None
     navigate: Literal["auto", "always"] = "auto"
+    score_range: tuple[float, float] | None = None
+
+
+DEFAULT_SCORE_RANGE = (0.0, 1.0)
+"""The scale of a prompt generate_score step whose score is the judge's ``score`` (no
+``calculate_score``) and that declares no ``score_range``."""
+UNBOUNDED = (-math.inf, math.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +193,8 @@ class StepSpec:
     parse_output: StepCallable | None = None
     navigation: StepCallable | None = None
     navigate: Literal["auto", "always"] = "auto"
+    score_range: tuple[float, float] = UNBOUNDED
+    """A prompt generate_score step's score must lie in this range (and be finite)."""
 
 
 _DICT_KEYS = {
@@ -196,6 +211,8 @@ _DICT_KEYS = {
     "parseOutput": "parse_output",
     "navigation": "navigation",
     "navigate": "navigate",
+    "score_range": "score_range",
+    "scoreRange": "score_range",
 }
 
 
@@ -218,6 +235,24 @@ def _prompt_step_from_mapping(step: Mapping[str, Any], name: str, scorer_id: str
     values["judge"] = as_judge(values.get("judge"))
     values.setdefault("description", "")
     return PromptStep(**values)
+
+
+def _score_range(step: PromptStep, name: str, where: str) -> tuple[float, float]:
+    """The declared scale of a prompt step's score (see ``PromptStep``)."""
+    given = step.score_range
+    if given is None:
+        return UNBOUNDED if step.calculate_score is not None else DEFAULT_SCORE_RANGE
+    if name != "generate_score":
+        raise ScorerDefinitionError(f"{where}: score_range only applies to generate_score")
+    try:
+        low, high = (float(v) for v in given)
+    except (TypeError, ValueError):
+        raise ScorerDefinitionError(
+            f"{where}: score_range is (lowest, highest), e.g. (0, 1); got {given!r}") from None
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise ScorerDefinitionError(
+            f"{where}: score_range needs lowest <= highest, got {given!r}")
+    return (low, high)
 
 
 def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
@@ -250,6 +285,7 @@ def build_step(step: Any, name: StepName, scorer_id: str) -> StepSpec:
         return StepSpec(
             name=name,
             kind="prompt",
+            score_range=_score_range(step, name, where),
             description=step.description,
             create_prompt=StepCallable.of(step.create_prompt, what=f"{where}: create_prompt"),
             schema=schema,

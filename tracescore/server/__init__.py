@@ -12,6 +12,7 @@ from ._errors import ConfigError, ServeError, TraceIdError
 from ._gc import tune_gc
 from ._handlers import error_body
 from ._ingest_stats import IngestStats
+from ._malloc import limit_malloc_arenas, malloc_trimmed, trim_malloc
 from ._serve import serve
 from ._settings import (
     SERVER_KEYS,
@@ -40,13 +41,16 @@ __all__ = [
     "create_app",
     "default_config_path",
     "error_body",
+    "limit_malloc_arenas",
     "load_settings",
+    "malloc_trimmed",
     "open_store",
     "parse_since",
     "read_config",
     "resolve_trace_id",
     "serve",
     "span_tree",
+    "trim_malloc",
     "tune_gc",
     "use_system_arrow_pool",
 ]

@@ -228,16 +228,26 @@ def export_sql(table: str, since_at: Any) -> tuple[str, list[Any]]:
     return f"SELECT * FROM {table} WHERE {EXPORT_TIME_COLUMNS[table]} >= ?", [since_at]
 
 
+def _judge_state(state: Any) -> str:
+    """The live scorer's judge machinery: ``none`` (no judge scorer), ``loading`` (litellm
+    importing in the background), ``ready``, ``failed: …``; ``off`` without live scoring."""
+    live = getattr(state, "live", None)
+    return str(getattr(live, "judge_state", "none")) if live is not None else "off"
+
+
 @router.get("/healthz", tags=["health"])
 async def healthz(request: Request) -> JSONResponse:
     """Liveness and the writer's counters; 503 with the reason while the database is
-    unusable (DuckDB invalidated it and the store is reopening it)."""
+    unusable (DuckDB invalidated it and the store is reopening it); 200 with ``"status":
+    "degraded"`` and the reason once a read met a damaged block of the file."""
     state = request.app.state
     stats = state.store.stats()
     problem = state.store.unavailable
+    damaged = getattr(state.store, "damaged", None)
     body = {
-        "status": "ok" if problem is None else "unavailable",
-        "reason": problem,
+        "status": "unavailable" if problem else "degraded" if damaged else "ok",
+        "reason": problem or damaged,
+        "judges": _judge_state(state),
         "schema_version": state.store.schema_version,
         "grpc_port": getattr(state, "grpc_port", None),
         "writer": {

@@ -52,6 +52,7 @@ DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._metrics:mount_metrics",
     "tracescore.server._cluster:mount_cluster",
     "tracescore.server._labels_api:mount_labels",
+    "tracescore.server._sessions_api:mount_sessions",
 )
 """Functions ``fn(app)`` called by ``create_app`` to add routes (skipped if missing)."""
 
@@ -75,9 +76,11 @@ def default_hooks() -> list[LifespanHook]:
     return [hook for hook in (_resolve(name) for name in DEFAULT_HOOKS) if hook is not None]
 
 
-def open_store(settings: Settings, *, cluster: Any = None) -> Any:
+def open_store(settings: Settings, *, cluster: Any = None,
+               discard_damaged_wal: bool = False) -> Any:
     """The Store ``settings`` describe (not yet opened); ``cluster``, a ``ClusterNode``, is
-    plugged into its connections (cluster mode)."""
+    plugged into its connections (cluster mode); ``discard_damaged_wal`` is ``serve
+    --discard-damaged-wal`` (never a setting: it drops data, once, by hand)."""
     from tracescore.store import CheckpointPolicy, Store
 
     on_connect = None
@@ -97,6 +100,7 @@ def open_store(settings: Settings, *, cluster: Any = None) -> Any:
         checkpoint=CheckpointPolicy(max_wal_bytes=settings.checkpoint_wal_bytes,
                                     vacuum=settings.duckdb_vacuum),
         on_connect=on_connect,
+        discard_damaged_wal=discard_damaged_wal,
     )
 
 

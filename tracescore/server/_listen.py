@@ -7,6 +7,7 @@ every listener is bound:
 
 - ``port 4318 is in use; pass --http-port or stop the other server``
 - ``data/tracescore.duckdb is open in another process (pid 1234); stop it, or pass --db``
+- ``data/tracescore.duckdb is damaged and cannot be opened (…). Restore it from a backup; …``
 """
 
 from __future__ import annotations
@@ -71,13 +72,15 @@ _PID = re.compile(r"\(PID (\d+)\)", re.IGNORECASE)
 
 def open_database(store: Store, db: str) -> None:
     """Open ``store``; a file locked by another process is one sentence naming its pid."""
-    from tracescore.store import StoreError
+    from tracescore.store import DamagedWal, DatabaseDamaged, StoreError
 
     try:
         store.open()
+    except (DatabaseDamaged, DamagedWal) as exc:  # one sentence with the advice that fits
+        raise ServeError(str(exc)) from None
     except StoreError as exc:
         text = f"{exc} {exc.__cause__ or ''}"
-        if "lock" in text.lower():
+        if re.search(r"\block", text, re.IGNORECASE):
             pid = _PID.search(text)
             who = f" (pid {pid.group(1)})" if pid else ""
             raise ServeError(f"{db} is open in another process{who}; stop it, or pass --db "

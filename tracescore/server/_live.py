@@ -3,11 +3,14 @@ lifespan, and the ``/api/live`` routes.
 
 ``mount_live(app)`` (in ``DEFAULT_MOUNTS``) reads ``[live]``, ``[live.budget]`` and
 ``[[scorers]]`` from the settings' config file, builds every scorer and checks every filter, so
-a bad entry stops ``create_app`` with one sentence (``ConfigError``), runs the judge checks
-(``tracescore.live.check_judges``: a model string with no provider is a ``ConfigError``, a judge
-scorer without credentials starts paused), and adds the routes.
+a bad entry stops ``create_app`` with one sentence (``ConfigError``), and adds the routes.
 ``live_lifespan(app)`` (in ``DEFAULT_HOOKS``) starts the ``LiveScheduler`` on ``app.state.store``
 once the store is open and stops it (letting runs in flight finish) before the store closes.
+The judge checks (``tracescore.live.check_judges``: a judge scorer without credentials starts
+paused, a model string with no provider is a ``ConfigError``) need litellm, whose import takes
+seconds (tens of seconds on a loaded machine); they run in the background once the server
+serves (``LiveScheduler.check_judges_later``), so a restart acknowledges OTLP at once. A
+``ConfigError`` found then stops ``serve`` with its sentence (``app.state.stop_serving``).
 The running scheduler is ``app.state.live`` (None when ``[live] enabled = false`` or the hook is
 left out). ``TRACESCORE_JUDGE_MODEL`` and ``TRACESCORE_JUDGE_API_BASE`` are read here, once.
 
@@ -41,14 +44,7 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
     """Live settings, registry, the judge scorers that must start paused (and why), and the
     ``[[monitors]]`` entries."""
     from tracescore.live import ConfigError as LiveConfigError
-    from tracescore.live import (
-        Pricing,
-        check_judge_prices,
-        check_judges,
-        load_live_config,
-        parse_monitor_entries,
-        parse_pricing,
-    )
+    from tracescore.live import load_live_config, parse_monitor_entries
 
     path = getattr(settings, "config_path", None)
     source = path or "the built-in defaults"
@@ -60,15 +56,11 @@ def _load(settings: Any) -> tuple[Any, Any, dict[str, str], Any]:
             judge_model=os.environ.get("TRACESCORE_JUDGE_MODEL") or None,
             judge_api_base=os.environ.get("TRACESCORE_JUDGE_API_BASE") or None,
         )
-        paused = check_judges(registry, source=source) if live_settings.enabled else {}
-        if live_settings.enabled:
-            config = getattr(settings, "config", None) or {}
-            check_judge_prices(registry, live_settings,
-                               Pricing(parse_pricing(config.get("pricing"), source=source)),
-                               source=source)
+        paused: dict[str, str] = {}  # the judge checks run in the background (live_lifespan)
         monitors = parse_monitor_entries(
             (getattr(settings, "config", None) or {}).get("monitors"), source=source,
-            scorer_ids=[reg.id for reg in registry])
+            scorer_ids=[reg.id for reg in registry],
+            allow_private_webhooks=live_settings.allow_private_webhooks)
     except LiveConfigError as exc:
         raise ConfigError(str(exc)) from None
     return live_settings, registry, paused, monitors
@@ -101,7 +93,8 @@ def _new_scheduler(app: FastAPI) -> Any:
     from tracescore.live import JudgeTrust, LiveScheduler, Monitors, start_paused
 
     live_settings, registry = _setup(app)
-    monitors = Monitors(getattr(app.state, "live_monitors", None) or ())
+    monitors = Monitors(getattr(app.state, "live_monitors", None) or (),
+                        allow_private_webhooks=live_settings.allow_private_webhooks)
     trust = JudgeTrust(*(getattr(app.state, "labels_setup", None) or ()))
     scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors,
                               pricing=_pricing_of(app), trust=trust)
@@ -129,6 +122,7 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         return
     scheduler = _new_scheduler(app)
+    _check_judges_later(app, scheduler)
     try:
         await scheduler.start()
     except LiveConfigError as exc:
@@ -140,6 +134,30 @@ async def live_lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.live = None
         await scheduler.stop()
         log.info("live scoring stopped")
+
+
+def _check_judges_later(app: FastAPI, scheduler: Any) -> None:
+    """Hand the judge checks to the scheduler (run once litellm has loaded); a config error
+    found then stops ``serve`` (``app.state.stop_serving``), else pauses the judge scorers."""
+    from tracescore.live import check_judge_prices, check_judges
+
+    path = getattr(app.state.settings, "config_path", None)
+    source = str(path) if path else "the built-in defaults"
+
+    def failed(exc: Exception) -> None:
+        log.error("%s", exc)
+        stop = getattr(app.state, "stop_serving", None)
+        if stop is not None:
+            stop(str(exc))
+
+    def check() -> dict[str, str]:
+        # litellm's price list says which judges have no price: a USD budget over one could
+        # never count its spend (a ConfigError, like a model string with no provider).
+        check_judge_prices(scheduler.registry, scheduler.settings, _pricing_of(app),
+                           source=source)
+        return check_judges(scheduler.registry, source=source)
+
+    scheduler.check_judges_later(check, on_error=failed)
 
 
 def _scheduler(request: Request) -> Any:

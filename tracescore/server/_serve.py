@@ -11,8 +11,9 @@ import logging
 from typing import Any
 
 from ._arrow_pool import use_system_arrow_pool
-from ._errors import ServeError
+from ._errors import ConfigError, ServeError
 from ._gc import gc_tuned
+from ._malloc import limit_malloc_arenas, malloc_trimmed
 from ._settings import Settings, check_bind, default_config_path
 
 log = logging.getLogger(__name__)
@@ -44,11 +45,13 @@ def _log_registry(app: Any, settings: Settings) -> None:
              "default prints them)", count, "" if count == 1 else "s", path)
 
 
-def serve(settings: Settings, **create_app_kwargs: Any) -> None:
+def serve(settings: Settings, *, discard_damaged_wal: bool = False,
+          **create_app_kwargs: Any) -> None:
     """Run tracescore until interrupted (SIGINT/SIGTERM stop it cleanly).
 
     Raises ``ConfigError`` for a bad config and ``ServeError`` when a port or the database
-    cannot be had.
+    cannot be had (a damaged file or write-ahead log included). ``discard_damaged_wal``
+    opens the database without a write-ahead log that cannot be replayed (a copy is kept).
     """
     import uvicorn
 
@@ -57,8 +60,10 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
 
     check_bind(settings)
     configure_logging(settings.log_level)
+    limit_malloc_arenas()  # before any thread allocates (the arena cap applies to new arenas)
     use_system_arrow_pool()
     app = create_app(settings, **create_app_kwargs)
+    app.state.lifespan_hooks.append(malloc_trimmed)
     app.state.lifespan_hooks.append(gc_tuned)  # last: after everything else has loaded
     _log_registry(app, settings)
     http_socket = bind_socket(settings.host, settings.http_port)
@@ -67,7 +72,8 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
         if settings.grpc:
             check_port_free(settings.host, settings.grpc_port, flag="--grpc-port",
                             what="OTLP/gRPC")
-        store = open_store(settings, cluster=getattr(app.state, "cluster", None))
+        store = open_store(settings, cluster=getattr(app.state, "cluster", None),
+                           discard_damaged_wal=discard_damaged_wal)
         open_database(store, settings.db)
         app.state.store = store
         app.state.http_port = int(http_socket.getsockname()[1])
@@ -81,10 +87,20 @@ def serve(settings: Settings, **create_app_kwargs: Any) -> None:
             timeout_graceful_shutdown=10,
         )
         server = uvicorn.Server(config)
+        stopped_for: list[str] = []
+
+        def stop_serving(reason: str) -> None:
+            """A config error found after start-up (the judge checks): stop with it."""
+            stopped_for.append(reason)
+            server.should_exit = True
+
+        app.state.stop_serving = stop_serving
         server.run(sockets=[http_socket])
         if not server.started:
             raise ServeError(getattr(app.state, "startup_error", None)
                              or "the server did not start; see the log lines above")
+        if stopped_for:
+            raise ConfigError(stopped_for[0])
     finally:
         http_socket.close()
         if store is not None and store.is_open:

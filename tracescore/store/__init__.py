@@ -23,6 +23,8 @@ from ._batch import (
 from ._checkpoint import CheckpointPolicy
 from ._errors import (
     BatchTooLarge,
+    DamagedWal,
+    DatabaseDamaged,
     DuplicateRows,
     InvalidRow,
     InvalidSql,
@@ -42,6 +44,7 @@ from ._query import QueryAnswer, QueryResult, run_query
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import LOG_ROWS_SELECT, SPAN_ROWS_SELECT, Store, score_rows_writer
 from ._traces_table import STALE_PREDICATE
+from ._wal import WalReport, inspect_wal
 from ._writer import WriterStats
 
 __all__ = [
@@ -61,6 +64,8 @@ __all__ = [
     "STALE_PREDICATE",
     "TABLES",
     "BatchTooLarge",
+    "DamagedWal",
+    "DatabaseDamaged",
     "DuplicateRows",
     "CheckpointPolicy",
     "InvalidRow",
@@ -75,12 +80,14 @@ __all__ = [
     "StoreLike",
     "StoreUnavailable",
     "WriteQueueFull",
+    "WalReport",
     "WriterStats",
     "arrow_span_table",
     "check_sql",
     "column_names",
     "experiment_writer",
     "insert_arrow",
+    "inspect_wal",
     "json_safe",
     "opened_store",
     "ready_query",

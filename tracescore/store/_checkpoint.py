@@ -17,9 +17,14 @@ class CheckpointPolicy:
     """Bounds of the write-ahead log between the writer's own checkpoints."""
 
     idle_s: float = 0.5
-    """Checkpoint once no write has waited for this long (and the WAL holds ``min_wal_bytes``)."""
-    min_wal_bytes: int = 1
-    """An idle checkpoint needs at least this much WAL (1: any)."""
+    """Checkpoint once no write has waited for this long (and the WAL holds ``min_wal_bytes``,
+    or the last checkpoint is ``interval_s`` old)."""
+    min_wal_bytes: int = 8 * 1024 * 1024
+    """An idle checkpoint needs at least this much WAL, unless the last one is ``interval_s``
+    old (1: any). Each checkpoint ends the row group every table was appending to, and DuckDB
+    keeps tens of KB of metadata in memory per row group, outside its memory limit: with an
+    idle checkpoint after every burst of a steady trickle (about one a second), a soak's RSS
+    kept growing with the row groups after DuckDB's cache had filled (issue 27)."""
     max_wal_bytes: int = 64 * 1024 * 1024
     """Under load that never pauses, checkpoint between commits once the WAL is this large."""
     eager_wal_bytes: int = 8 * 1024 * 1024

@@ -12,8 +12,12 @@
         ├── BatchTooLarge      one write holds more rows/bytes than the queue takes → 413
         ├── StoreClosed        the store is not open (or is shutting down) → 503
         ├── InvalidRow         a row given to write_scores / write_spans has an unknown column
-        └── DuplicateRows      rows written as new (``score_rows_writer(fresh=True)``) met a
-                               stored row with the same key; nothing was written
+        ├── DuplicateRows      rows written as new (``score_rows_writer(fresh=True)``) met a
+        │                      stored row with the same key; nothing was written
+        ├── DatabaseDamaged    the database file is damaged (not a DuckDB file, cut short, a
+        │                      block failing its checksum): it cannot be opened
+        └── DamagedWal         the write-ahead log cannot be replayed whole and the store will
+                               not drop what it holds without ``discard_damaged_wal``
 """
 
 from __future__ import annotations
@@ -69,8 +73,20 @@ class DuplicateRows(StoreError):
     ``fresh`` / ``new_results``."""
 
 
+class DatabaseDamaged(StoreError):
+    """The database file is damaged (not a DuckDB file, cut short, a block failing its
+    checksum); the message names the file, what DuckDB found, and what to do."""
+
+
+class DamagedWal(StoreError):
+    """The write-ahead log cannot be replayed whole; the message says what can be recovered,
+    where a copy was kept, and that ``--discard-damaged-wal`` opens without the rest."""
+
+
 __all__ = [
     "BatchTooLarge",
+    "DamagedWal",
+    "DatabaseDamaged",
     "DuplicateRows",
     "InvalidRow",
     "InvalidSql",

@@ -4,6 +4,9 @@
   invalidated") leaves the database unusable until it is reopened: the store reopens it.
 - An *out-of-memory* error fails one statement (the database is fine): a write that gets it is
   answered 503, to be retried, like a full queue.
+- A *corruption* error (a block failing its checksum, a file cut short) is about the file
+  itself: reads that touch the damaged block keep failing; the store reports it (``/healthz``
+  degraded) and it is logged once, not retried forever.
 - A fatal error *for want of memory* (a checkpoint: "failed to pin block ...") comes back at
   once if the file is reopened with the same ``memory_limit`` (the WAL replays into memory and
   the checkpoint runs again), so the reopen doubles the limit (``doubled_memory``).
@@ -14,6 +17,10 @@ from __future__ import annotations
 import re
 
 _MEMORY_ERROR = re.compile(r"memory|pin block|allocate", re.IGNORECASE)
+_CORRUPTION = re.compile(
+    r"corrupt database file|not a valid duckdb database file|could not read enough bytes"
+    r"|does not match stored checksum|checksum mismatch|failed to read database header",
+    re.IGNORECASE)
 _UNITS = {
     "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
     "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
@@ -32,6 +39,12 @@ def is_out_of_memory(exc: BaseException) -> bool:
     import duckdb
 
     return isinstance(exc, duckdb.OutOfMemoryException)
+
+
+def is_corruption(exc: BaseException | str) -> bool:
+    """True for DuckDB's errors about a damaged file (a block failing its checksum, a file cut
+    short, not a DuckDB file): nothing a retry or a reopen mends."""
+    return _CORRUPTION.search(str(exc)) is not None
 
 
 def for_want_of_memory(reason: str) -> bool:
@@ -53,4 +66,11 @@ def doubled_memory(limit: str) -> str:
     return f"{int(nbytes * 2 / 10**6)}MB"
 
 
-__all__ = ["doubled_memory", "first_line", "for_want_of_memory", "is_fatal", "is_out_of_memory"]
+__all__ = [
+    "doubled_memory",
+    "first_line",
+    "for_want_of_memory",
+    "is_corruption",
+    "is_fatal",
+    "is_out_of_memory",
+]

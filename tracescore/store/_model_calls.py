@@ -61,6 +61,7 @@ def write_recompute(
     *,
     replace: Sequence[str],
     since: datetime,
+    turns: Sequence[Mapping[str, Any]] = (),
 ) -> Any:
     """A writer function storing recomputed traces.
 
@@ -68,10 +69,12 @@ def write_recompute(
     ``last_received_at`` the trace was chosen at); ``calls`` are their ``model_calls`` rows;
     ``replace`` names the traces whose earlier calls are deleted first; ``since`` is the
     earliest first arrival of the traces (their span-derived columns are set exactly from
-    spans received since then, inside the same transaction).
+    spans received since then, inside the same transaction). ``turns`` are ``session_turns``
+    rows of the traces that belong to a session (a replaced trace's earlier row goes first).
     """
     trace_table = rows_table("traces", traces) if traces else None
     call_table = rows_table("model_calls", calls) if calls else None
+    turn_table = rows_table("session_turns", turns) if turns else None
     replace_ids = list(replace)
     trace_ids = [row["trace_id"] for row in traces]
     totals = ", ".join(f"{name} = n.{name}" for name in TOTALS)
@@ -83,6 +86,16 @@ def write_recompute(
                 "DELETE FROM model_calls WHERE list_contains(?::VARCHAR[], trace_id)",
                 [replace_ids],
             )
+            conn.execute(
+                "DELETE FROM session_turns WHERE list_contains(?::VARCHAR[], trace_id)",
+                [replace_ids],
+            )
+        if turn_table is not None:
+            conn.register("__tracescore_session_turns", turn_table)
+            try:
+                conn.execute("INSERT INTO session_turns SELECT * FROM __tracescore_session_turns")
+            finally:
+                unregister_quietly(conn, "__tracescore_session_turns")
         if call_table is not None:
             conn.register("__tracescore_model_calls", call_table)
             try:

@@ -234,6 +234,15 @@ CLUSTER_FLUSHES: tuple[tuple[str, str], ...] = (
 )
 """Columns of ``cluster_flushes``: a cluster node's note of each flush to the lake (empty on a
 single node; documented in docs/cluster.md). The lake's ``flushes`` table has the same."""
+SESSION_TURNS: tuple[tuple[str, str], ...] = (
+    ("trace_id", "VARCHAR NOT NULL"),
+    ("session_id", "VARCHAR NOT NULL"),
+    ("input", "JSON"),
+    ("output", "JSON"),
+    ("computed_at", "TIMESTAMP"),
+)
+"""Columns of ``session_turns``: each session trace read as a turn by the totals maintainer
+(migration 11; documented in docs/server.md)."""
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "spans": SPANS,
@@ -249,6 +258,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "scoring_decision_history": DECISION_HISTORY,
     "cluster_flushes": CLUSTER_FLUSHES,
     **LABEL_TABLES,
+    "session_turns": SESSION_TURNS,
 }
 """Every stored table: column name → DuckDB type (constraints included)."""
 
@@ -266,6 +276,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "scoring_decision_history": (),
     "cluster_flushes": ("node_id", "flush_no"),
     **LABEL_PRIMARY_KEYS,
+    "session_turns": ("trace_id",),  # no index: the totals maintainer keeps it unique
 }
 
 TRACES_VIEW = """
@@ -413,6 +424,8 @@ MIGRATIONS: list[Migration] = [
         "decided_by; scoring_decision_history", _judge_runs),
     (10, "cluster_flushes: a cluster node's note of its flushes to the lake",
      lambda: [_create_table("cluster_flushes")]),
+    (11, "session_turns: each session trace read as a turn (the session page's source)",
+     lambda: [_create_table("session_turns", keyed=False)]),
 ]
 """(version, description, statements) in order; append new ones, never edit applied ones."""
 

@@ -9,6 +9,12 @@ When DuckDB invalidates the database (a fatal error, e.g. out of memory during a
 ``unavailable`` says why, writes and reads raise ``StoreUnavailable`` (503, retry), and the
 writer reopens the file through ``_reopen`` (DuckDB replays its WAL, so every committed row is
 kept); ``stats().reopens`` counts it.
+
+A damaged file is not that: before the open, ``_wal.recover_wal`` keeps a copy of a WAL that
+will not replay whole (and refuses one that cannot be read at all, unless
+``discard_damaged_wal``); a file DuckDB cannot open, or whose blocks fail their checksums while
+it opens, is ``DatabaseDamaged`` (one sentence); a block that fails its checksum later, in a
+read, makes ``damaged`` say so (``/healthz`` answers degraded) while the rest goes on.
 """
 
 from __future__ import annotations
@@ -28,13 +34,20 @@ import orjson
 
 from ._arrow import rows_table
 from ._checkpoint import CheckpointPolicy
-from ._errors import DuplicateRows, StoreClosed, StoreError, StoreUnavailable
+from ._damage import DamageNote, connect_replaying, damaged_error
+from ._errors import (
+    DuplicateRows,
+    StoreClosed,
+    StoreError,
+    StoreUnavailable,
+)
 from ._experiment_rows import insert_arrow
-from ._fatal import doubled_memory, first_line, for_want_of_memory, is_fatal
+from ._fatal import doubled_memory, first_line, for_want_of_memory, is_corruption, is_fatal
 from ._query import QueryAnswer, QueryResult, run_query, run_query_json
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
 from ._traces_table import TracesMaintainer
+from ._wal import recover_wal
 from ._writer import Writer, WriterStats
 
 log = logging.getLogger(__name__)
@@ -114,6 +127,9 @@ class Store:
         trace_hash_bits: bits of each trace id's hash the writer's index of stored traces
             keeps (``TraceIndex``); fewer make distinct ids share hashes, so the ``traces``
             maintenance takes its exact path often (for tests).
+        discard_damaged_wal: open even when the write-ahead log cannot be read at all, or
+            fails a checksum: the unreadable log (or its part from the bad entry on) is moved
+            aside to ``<db>.wal.damaged-<time>`` and the database opens without it.
     """
 
     def __init__(
@@ -137,9 +153,12 @@ class Store:
         checkpoint: CheckpointPolicy | None = None,
         trace_hash_bits: int = 64,
         on_connect: Callable[[Any], Sequence[str]] | None = None,
+        discard_damaged_wal: bool = False,
     ) -> None:
         self.path = str(path)
         self._on_connect = on_connect
+        self._discard_damaged_wal = discard_damaged_wal
+        self._damage = DamageNote(self.path)
         self._trace_hash_bits = trace_hash_bits
         self._checkpoint = checkpoint or CheckpointPolicy()
         self.read_only = read_only
@@ -170,12 +189,31 @@ class Store:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if self.read_only and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}; check --db (or start the server)")
-        self._conn = self._connect()
+        on_disk = self.path != ":memory:"
+        recovery = None
+        if on_disk and not self.read_only:
+            recovery = recover_wal(self.path, discard_damaged_wal=self._discard_damaged_wal)
+        try:
+            self._conn = self._connect()
+        except BaseException:
+            if recovery is not None:  # e.g. another process holds the file: its live log
+                recovery.undo()
+            raise
+        traces = TracesMaintainer(hash_bits=self._trace_hash_bits)
         if not self.read_only:
-            if self.path != ":memory:":
-                _first_checkpoint(self._conn)
-            traces = TracesMaintainer(hash_bits=self._trace_hash_bits)
-            traces.load(self._conn)  # before the first request, not inside its commit
+            try:
+                if on_disk:
+                    _first_checkpoint(self._conn)
+                traces.load(self._conn)  # before the first request, not inside its commit
+            except Exception as exc:
+                self._conn.close()
+                self._conn = None
+                if is_corruption(exc):
+                    raise damaged_error(self.path, exc) from None
+                raise
+            log.info("opened %s (schema version %d)", self.path, SCHEMA_VERSION)
+            if recovery is not None:
+                log.warning("%s", recovery.note)
             self._writer = Writer(
                 self._conn,
                 max_pending_rows=self._max_pending_rows,
@@ -205,8 +243,13 @@ class Store:
         if not self.read_only:
             config.update(self._checkpoint.duckdb_config)
         try:
-            conn = duckdb.connect(self.path, read_only=self.read_only, config=config)
-        except duckdb.IOException as exc:
+            conn = connect_replaying(self.path, read_only=self.read_only, config=config,
+                                     discard_damaged_wal=self._discard_damaged_wal)
+        except duckdb.Error as exc:
+            if is_corruption(exc):
+                raise damaged_error(self.path, exc) from None
+            if not isinstance(exc, duckdb.IOException):
+                raise StoreError(f"cannot open {self.path}: {first_line(exc)}") from exc
             raise StoreError(
                 f"cannot open {self.path}: {exc}. If `tracescore serve` is running on this file, "
                 "query it with --url instead of --db"
@@ -226,10 +269,18 @@ class Store:
                 listed = ", ".join("'" + path.replace("'", "''") + "'" for path in allowed)
                 conn.execute(f"SET allowed_directories = [{listed}]")
                 conn.execute("SET enable_external_access = false")
-        except BaseException:
+        except BaseException as exc:
             conn.close()
+            if is_corruption(exc):
+                raise damaged_error(self.path, exc) from None
             raise
         return conn
+
+    @property
+    def damaged(self) -> str | None:
+        """Damage a read ran into since the store opened (a block failing its checksum), and
+        how often; None when no read has. The rest of the file stays in use."""
+        return self._damage.reason
 
     def _reopen(self) -> Any:
         """Writer thread: close the invalidated connection and open the file again."""
@@ -257,7 +308,9 @@ class Store:
         return self._writer.unavailable if self._writer else None
 
     def _check_fatal(self, exc: BaseException) -> None:
-        """Turn a fatal DuckDB error seen by a reader into ``StoreUnavailable`` (and reopen)."""
+        """Turn a fatal DuckDB error seen by a reader into ``StoreUnavailable`` (and reopen);
+        note damage to the file (``damaged``)."""
+        self._damage.note(exc)
         if not is_fatal(exc):
             return
         reason = first_line(exc)
@@ -316,7 +369,14 @@ class Store:
         if threading.current_thread() is self._writer.thread:
             raise RuntimeError("cannot wait for the writer from inside a write(fn) function")
         nbytes = batch_bytes(payload, rows) if kind != "fn" else 0
-        return self._writer.submit(kind, payload, rows, nbytes)
+        future = self._writer.submit(kind, payload, rows, nbytes)
+        future.add_done_callback(self._note_write_damage)
+        return future
+
+    def _note_write_damage(self, future: Future[Any]) -> None:
+        """A write that failed on a damaged block counts as damage too (``damaged``)."""
+        if not future.cancelled() and (error := future.exception()) is not None:
+            self._damage.note(error)
 
     def submit_spans(self, batch: Any) -> Future[None]:
         """Queue a span batch (``SpanBatch``, mapping of columns, or row dicts); see write_spans."""
@@ -497,6 +557,9 @@ class Store:
         except StoreUnavailable as exc:
             if self._writer is not None:
                 self._writer.report_fatal(str(exc))
+            raise
+        except StoreError as exc:
+            self._damage.note(exc)
             raise
         finally:
             cursor.close()

@@ -32,7 +32,8 @@ calls ``span_hook.reopened()``.
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
 checkpoints itself (``_checkpoint.py`` decides when): once the queue has been empty for
-``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes``; between two commits when
+``CheckpointPolicy.idle_s`` with a WAL of at least ``min_wal_bytes`` (a smaller one once the
+last checkpoint is ``interval_s`` old); between two commits when
 the WAL passed ``eager_wal_bytes`` and no write is queued at that moment (short checkpoints,
 in the gaps of the load); or between two commits whatever is queued when the WAL passed
 ``max_wal_bytes`` or the last checkpoint is ``interval_s`` old (a bound for a writer that is
@@ -322,9 +323,13 @@ class Writer:
             return None
         size = wal_bytes(self._wal_path)
         self.stats.wal_bytes = size
-        if size < max(1, self._checkpoint.min_wal_bytes):
+        if size == 0:
             return None
-        return self._last_write + self._checkpoint.idle_s - time.monotonic()
+        now = time.monotonic()
+        due = self._last_write + self._checkpoint.idle_s - now
+        if size < self._checkpoint.min_wal_bytes:  # a small WAL waits for the interval
+            due = max(due, self._last_checkpoint + self._checkpoint.interval_s - now)
+        return due
 
     def _checkpoint_due(self) -> bool:
         """Between commits under load: the WAL is too large or the last checkpoint too old, or

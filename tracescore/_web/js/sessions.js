@@ -2,15 +2,19 @@
  *
  * The list reads the sessions view (one row per conversation) with, per session, the average of
  * each session scorer and of each per-trace scorer over the session's traces. The session view
- * shows the turns as one chat (each turn's input and answer from GET api/traces/<id>/scorer-input),
- * each turn's trace linked and its scores beside it. TS.monitorsPanel (GET api/live/monitors) is
- * shown on the Overview and Scorers pages.
+ * shows the turns as one chat, newest first (GET api/sessions/<id>/turns: a page of turns per
+ * request, each with its input, answer and scores, and how many there are), each turn's trace
+ * linked and its scores beside it; pages load one after another up to AUTO_TURNS turns, then a
+ * button loads more. TS.monitorsPanel (GET api/live/monitors) is shown on the Overview and
+ * Scorers pages.
  */
 (function () {
   "use strict";
   const TS = window.TS;
   const h = TS.h;
   const PAGE = 50;
+  const TURN_PAGE = 500; // the API's largest page
+  const AUTO_TURNS = 2000; // turns loaded without a click
 
   function traceAnchor(traceId) {
     return h("a", { href: TS.traceLink(traceId), class: "mono", title: traceId }, "trace " + TS.shortId(traceId));
@@ -81,40 +85,73 @@
     root.appendChild(pager);
   }
 
-  async function turnView(turn, index, scores) {
-    let input = null;
-    try {
-      input = await TS.api.get("api/traces/" + encodeURIComponent(turn.trace_id) + "/scorer-input");
-    } catch (err) {
-      return h("div", { class: "turn" }, h("h3", {}, "Turn " + (index + 1)), TS.errorBox(err));
-    }
-    const messages = [];
-    if (input && input.kind === "agent") {
-      messages.push(...((input.input && input.input.input_messages) || []));
-      messages.push(...(input.output || []));
-    }
-    const mine = scores.filter((s) => s.trace_id === turn.trace_id);
+  function turnView(turn) {
+    const messages = (turn.input || []).concat(turn.output || []);
+    const scores = turn.scores || [];
     return h("div", { class: "turn" },
-      h("div", { class: "turn-head" }, h("h3", {}, "Turn " + (index + 1)), " ",
-        traceAnchor(turn.trace_id), " ", h("span", { class: "muted" }, TS.fmtTime(turn.start_ms))),
+      h("div", { class: "turn-head" }, h("h3", {}, "Turn " + turn.turn), " ",
+        traceAnchor(turn.trace_id), " ", h("span", { class: "muted" }, TS.fmtTime(turn.start_time))),
       h("div", { class: "turn-body" },
-        h("div", { class: "turn-chat" }, messages.length ? TS.messagesView(messages) : h("p", { class: "muted" }, "no agent messages in this trace")),
-        h("div", { class: "turn-scores" }, mine.length ? mine.map((s) =>
-          h("div", { class: "turn-score" }, s.scorer_id + " ", TS.scoreBadge(s.score, s.status))) : h("span", { class: "muted" }, "no scores"))));
+        h("div", { class: "turn-chat" }, turn.error ? h("p", { class: "error" }, turn.error) :
+          messages.length ? TS.messagesView(messages) : h("p", { class: "muted" }, "no agent messages in this trace")),
+        h("div", { class: "turn-scores" }, scores.length ? scores.map((sc) =>
+          h("div", { class: "turn-score" }, sc.scorer_id + " ", TS.scoreBadge(sc.score, sc.status))) : h("span", { class: "muted" }, "no scores"))));
+  }
+
+  /** The conversation panel: pages of turns (newest first) until AUTO_TURNS, then on a click. */
+  async function conversation(panelBody, sessionId) {
+    const status = h("p", { class: "muted turn-count" }, "loading turns…");
+    const chat = h("div", { class: "session-chat" });
+    const more = h("div", { class: "pager" });
+    panelBody.append(status, chat, more);
+    let offset = 0;
+    let total = null;
+    async function page() {
+      const answer = await TS.api.get("api/sessions/" + encodeURIComponent(sessionId) + "/turns?limit=" +
+        TURN_PAGE + "&offset=" + offset);
+      total = answer.total;
+      const frag = document.createDocumentFragment();
+      for (const turn of answer.turns) frag.appendChild(turnView(turn));
+      chat.appendChild(frag);
+      offset += answer.turns.length;
+      status.textContent = TS.fmtNum(total) + " turns, newest first" +
+        (offset < total ? "; showing the newest " + TS.fmtNum(offset) : "");
+      return answer.turns.length;
+    }
+    try {
+      while ((total === null || offset < total) && offset < AUTO_TURNS) {
+        if (!(await page())) break;
+      }
+    } catch (err) {
+      panelBody.appendChild(TS.errorBox(err));
+      return;
+    }
+    function button() {
+      more.replaceChildren();
+      if (offset >= total) return;
+      more.appendChild(h("button", { type: "button", onclick: async () => {
+        more.replaceChildren(h("span", { class: "muted" }, "loading…"));
+        try {
+          await page();
+        } catch (err) {
+          more.replaceChildren(TS.errorBox(err));
+          return;
+        }
+        button();
+      } }, "Older turns"));
+    }
+    button();
   }
 
   async function detail(root, sessionId) {
     root.appendChild(h("div", { class: "crumbs" }, h("a", { href: "#/sessions" }, "Sessions"), " / ", sessionId));
     root.appendChild(h("h1", {}, sessionId));
-    const [summary, turns, scores] = await Promise.all([
+    const [summary, whole] = await Promise.all([
       TS.api.rows("SELECT * EXCLUDE (first_trace_at, last_trace_at, last_received_at), " +
         "epoch_ms(CAST(first_trace_at AS TIMESTAMP)) AS first_ms, epoch_ms(CAST(last_trace_at AS TIMESTAMP)) AS last_ms " +
         "FROM sessions WHERE session_id = ?", [sessionId]),
-      TS.api.rows("SELECT trace_id, epoch_ms(CAST(start_time AS TIMESTAMP)) AS start_ms FROM traces " +
-        "WHERE session_id = ? ORDER BY start_time, first_received_at, trace_id LIMIT 500", [sessionId]),
-      TS.api.rows("SELECT s.trace_id, s.session_id, s.scorer_id, s.score, s.status, s.reason FROM scores s " +
-        "WHERE s.session_id = ? OR s.trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?) " +
-        "ORDER BY s.created_at LIMIT 2000", [sessionId, sessionId]),
+      TS.api.rows("SELECT trace_id, session_id, scorer_id, score, status, reason FROM scores " +
+        "WHERE session_id = ? ORDER BY created_at LIMIT 2000", [sessionId]),
     ]);
     const s = summary[0];
     if (!s) {
@@ -126,7 +163,6 @@
       TS.stat("turns", TS.fmtNum(s.turn_count)), TS.stat("traces", TS.fmtNum(s.trace_count)),
       TS.stat("tokens", TS.fmtNum(s.total_tokens || 0)), TS.stat("cost", TS.fmtCost(s.cost_usd)),
       TS.stat("errors", TS.fmtNum(s.error_count || 0)), TS.stat("user", s.user_id || "—")));
-    const whole = scores.filter((r) => r.session_id);
     root.appendChild(TS.panel("Session scores", whole.length ? TS.table([
       { label: "scorer", value: (r) => h("a", { href: TS.link("scorers/" + encodeURIComponent(r.scorer_id)) }, r.scorer_id) },
       { label: "score", value: (r) => TS.scoreBadge(r.score, r.status) },
@@ -134,10 +170,9 @@
       { label: "reason", value: (r) => r.reason || "" },
     ], whole, { compact: true }) : h("p", { class: "muted" }, "No session scorer has scored this conversation " +
       "(target = \"session\" scorers run once it has been quiet for session_settle_seconds).")));
-    const perTrace = scores.filter((r) => !r.session_id);
-    const chat = h("div", { class: "session-chat" });
-    root.appendChild(TS.panel("Conversation", chat));
-    for (const [i, turn] of turns.entries()) chat.appendChild(await turnView(turn, i, perTrace));
+    const body = h("div", {});
+    root.appendChild(TS.panel("Conversation", body));
+    await conversation(body, sessionId);
   }
 
   TS.pages.sessions = function sessions(root, route) {
