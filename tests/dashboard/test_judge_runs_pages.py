@@ -5,6 +5,7 @@ scorer page rescores failed pairs, and the Overview names paused judges and why.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,10 @@ def paused_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
     db = tmp_path_factory.mktemp("dashboard-paused") / "paused.duckdb"
     env = {"TRACESCORE_JUDGE_MODEL": "anthropic/claude-haiku-4-5"}
     with running_server(Path(db), env=env, args=["--no-grpc"]) as server:
+        deadline = time.monotonic() + 120  # the judge checks run once litellm has loaded
+        while httpx.get(f"{server.url}/healthz", timeout=30).json().get("judges") == "loading":
+            assert time.monotonic() < deadline, server.log()[-3000:]
+            time.sleep(0.2)
         yield server
 
 

@@ -96,7 +96,7 @@ class LiveScheduler:
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
-        self.monitors = monitors or Monitors()
+        self.monitors = monitors if monitors is not None else Monitors()
         self.trust = trust
         self.registry = registry
         self.settings = settings or LiveSettings()
@@ -230,7 +230,8 @@ class LiveScheduler:
     def _prepare_sync(self) -> None:
         for reg in self.registry.enabled():
             self._check_filter(reg)
-        check_judge_prices(self.registry, self.settings, self.pricing)
+        if self._judge_check[0] is None:  # else with the judge checks, once litellm loaded
+            check_judge_prices(self.registry, self.settings, self.pricing)
         starts = {(r["scorer_id"], r["scorer_version"]): r["first_decided"]
                   for r in self.store.read(VERSION_STARTS_SQL)}
         lookback = timedelta(seconds=self.settings.lookback_seconds)

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +150,13 @@ def _check_judges_later(app: FastAPI, scheduler: Any) -> None:
         if stop is not None:
             stop(str(exc))
 
-    def check() -> dict[str, str]:
+    def check() -> Mapping[str, str]:
+        paused = check_judges(scheduler.registry, source=source)
         # litellm's price list says which judges have no price: a USD budget over one could
         # never count its spend (a ConfigError, like a model string with no provider).
         check_judge_prices(scheduler.registry, scheduler.settings, _pricing_of(app),
                            source=source)
-        return check_judges(scheduler.registry, source=source)
+        return paused
 
     scheduler.check_judges_later(check, on_error=failed)
 

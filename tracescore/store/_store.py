@@ -257,8 +257,7 @@ class Store:
         try:
             conn.execute("SET enable_progress_bar = false")  # a long migration drew one
             if not self.read_only:
-                version = migrate(conn)
-                log.info("opened %s (schema version %d)", self.path, version)
+                migrate(conn)
             allowed: list[str] = []
             if self._on_connect is not None:
                 allowed += self._on_connect(conn)
