@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ._outcome import WorkItem, retry_outcome
 from ._registry import RegisteredScorer
 from ._rows import (
     PairKey,
@@ -47,7 +48,7 @@ from ._rows import (
 from ._transform import build_runs, trace_project
 
 if TYPE_CHECKING:
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def handed_over(key: PairKey, reg: RegisteredScorer, now: datetime) -> InlinePai
 
 
 def score_inline(
-    live: LiveScheduler,
+    live: LiveContext,
     pairs: list[tuple[PairKey, RegisteredScorer]],
     traces: Mapping[str, Any],
     *,
@@ -143,7 +144,7 @@ def score_inline(
     return out
 
 
-def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
+def _score(live: LiveContext, key: PairKey, reg: RegisteredScorer, run: Any,
            project: str | None, *, source: str, now: datetime,
            dump: Callable[[Any], Any] = plain) -> InlinePair:
     assert reg.scorer is not None
@@ -177,9 +178,7 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
             return handed_over(key, reg, begun)
         verdict = live.policy.decide(kind, attempts=0)
         if not verdict.final:
-            from ._worker import WorkItem, _retry
-
-            outcome = _retry(live, WorkItem(key), reg, failure, verdict, [], now, now)
+            outcome = retry_outcome(live, WorkItem(key), reg, failure, verdict, [], now, now)
             return InlinePair(key, reg, "retrying", decisions=outcome.decisions)
         status = decision = "failed"
         last_error, error = short_error(failure), error_info(failure, kind=kind)

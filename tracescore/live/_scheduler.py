@@ -36,6 +36,7 @@ from ._expand import Expansion, classify, expand
 from ._inline import inline_writer, runs_inline, score_inline
 from ._judging import JudgeCalls, check_judge_prices, judge_price
 from ._monitors import Monitors
+from ._outcome import WorkItem
 from ._pricing import Pricing
 from ._registry import RegisteredScorer, Registry
 from ._retry import RetryPolicy
@@ -57,7 +58,7 @@ from ._selection import (
 from ._sessions import SessionSelector, is_session_scorer
 from ._stats import LiveStats
 from ._transform import TraceCache
-from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
+from ._worker import first_failure_query, prior_spend_query, score_pair
 from ._writeback import WriteBack
 
 if TYPE_CHECKING:
