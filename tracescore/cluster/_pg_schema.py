@@ -69,6 +69,8 @@ NODE_FLUSHES: tuple[tuple[str, str], ...] = (
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS traces_last_received ON {s}.traces (last_received_at)",
     "CREATE INDEX IF NOT EXISTS traces_start ON {s}.traces (start_time)",
+    "CREATE INDEX IF NOT EXISTS traces_page ON {s}.traces (start_time DESC NULLS LAST, "
+    "trace_id)",
     "CREATE INDEX IF NOT EXISTS scores_trace ON {s}.scores (trace_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_score ON {s}.judge_executions (score_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_created ON {s}.judge_executions (created_at)",

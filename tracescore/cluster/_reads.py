@@ -7,9 +7,12 @@ arrival range (the lake prunes files by their ``received_at`` bounds, so a looku
 files however large the lake is) plus this node's rows past its flusher's mark (pruned by the
 local file's ``received_at`` zone maps), keeping one row per span (a request sent to two nodes
 stores its spans twice, and a flush committing meanwhile shows rows on both sides). ``query``
-runs users' SQL in the ``cluster`` catalog (``_views.py``). Everything else is the local
-``Store``: the writer, the trusted reads live scoring and the totals maintainer make of the
-node's own rows.
+runs users' SQL in the ``cluster`` catalog (``_views.py``), and so do the trusted reads
+``read`` and ``aread`` (the dashboard's pages, live scoring's reads of the scoring tables: the
+same tables users see). ``read_postgres`` hands a statement to PostgreSQL itself, for the
+queries its indexes answer (the traces list's page). Everything else is the local ``Store``:
+the writer, and the reads live scoring's selection and the totals maintainer make of the
+node's own rows (``local_store.read``).
 """
 
 from __future__ import annotations
@@ -37,11 +40,14 @@ class ClusterStore:
 
     def __init__(self, store: Any, *, local: str,
                  arrival_range: Callable[[str], tuple[datetime, datetime] | None],
-                 span_mark: Callable[[], datetime]) -> None:
+                 span_mark: Callable[[], datetime],
+                 pg_read: Callable[[str, Sequence[Any]], list[dict[str, Any]]] | None = None
+                 ) -> None:
         self.local_store = store
         self._local = local
         self._arrival_range = arrival_range
         self._span_mark = span_mark
+        self._pg_read = pg_read
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local_store, name)
@@ -72,6 +78,39 @@ class ClusterStore:
         """``query`` in a worker thread."""
         return await asyncio.to_thread(self.query, sql, params, row_limit=row_limit,
                                        timeout_s=timeout_s, max_bytes=max_bytes)
+
+    # -- trusted reads --------------------------------------------------------------------
+
+    def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
+             ) -> list[dict[str, Any]]:
+        """A trusted read (no guard, no limits) in the ``cluster`` catalog: row dicts."""
+        store = self.local_store
+        cursor = store.cursor()
+        try:
+            cursor.execute(f"USE {CLUSTER}")
+            cursor.execute(sql, params)
+            names = [d[0] for d in cursor.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    async def aread(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
+                    ) -> list[dict[str, Any]]:
+        """``read`` in a worker thread."""
+        return await asyncio.to_thread(self.read, sql, params)
+
+    def read_postgres(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """A read PostgreSQL runs itself, over the ``tracescore`` schema (``?`` placeholders;
+        the statement must be in the SQL PostgreSQL and DuckDB share): for what its indexes
+        answer faster than a scan through the attachment (a page of the traces list)."""
+        if self._pg_read is None:
+            return self.read(sql, list(params))
+        return self._pg_read(sql.replace("%", "%%").replace("?", "%s"), list(params))
+
+    async def aread_postgres(self, sql: str, params: Sequence[Any] = ()
+                             ) -> list[dict[str, Any]]:
+        """``read_postgres`` in a worker thread."""
+        return await asyncio.to_thread(self.read_postgres, sql, params)
 
     # -- one trace ------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ._config import LiveSettings
     from ._control import RunControl
     from ._retry import RetryPolicy
-    from ._rows import PairKey, SpendTotals
+    from ._rows import PairKey, SpendTotals, WorkItem
     from ._stats import LiveStats
 
 
@@ -62,6 +62,10 @@ class LiveContext(Protocol):
         """A loaded trace (cached)."""
         ...
 
+    async def load_session(self, key: PairKey) -> Any:
+        """The conversation of a session decision as it was when decided."""
+        ...
+
     async def prior_spend(self, key: PairKey, *, besides: Sequence[str] = ()) -> SpendTotals:
         """Judge totals of earlier attempts of a pair."""
         ...
@@ -74,6 +78,12 @@ class LiveContext(Protocol):
     async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
                     decisions: list[dict[str, Any]]) -> None:
         """Write rows in one transaction (shared with other pairs' rows); after the commit."""
+        ...
+
+    async def complete(self, item: WorkItem, scores: list[dict[str, Any]],
+                       executions: list[dict[str, Any]], decisions: list[dict[str, Any]]
+                       ) -> bool:
+        """End a held pair with its rows; False when another node took it over."""
         ...
 
     def submit_write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],

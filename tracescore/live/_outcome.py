@@ -4,7 +4,6 @@
 write: its decision and the ``scores``, ``judge_executions`` and ``scoring_decisions`` rows.
 ``retry_outcome`` records a failed attempt that will be tried again (``retrying``, with the
 retry policy's verdict: a backoff, a rate-limit cool-down or an authentication pause).
-``WorkItem`` is an open decision handed to a worker.
 """
 
 from __future__ import annotations
@@ -15,24 +14,13 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ._registry import RegisteredScorer
-from ._rows import PairKey, decision_row, short_error
+from ._rows import WorkItem, decision_row, short_error
 from ._spend import SpendRecorder
 
 if TYPE_CHECKING:
     from ._context import LiveContext
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class WorkItem:
-    """An open decision to act on."""
-
-    key: PairKey
-    decision: str = "pending"
-    attempts: int = 0
-    created_at: datetime | None = None
-    """When the decision row was first written (kept when it is replaced)."""
 
 
 @dataclass(slots=True)

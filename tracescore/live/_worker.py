@@ -11,10 +11,8 @@ of every attempt (before a crash included). Rate limits and transient errors end
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._judging import run_options
@@ -22,14 +20,13 @@ from ._outcome import Outcome, WorkItem, retry_outcome
 from ._registry import RegisteredScorer
 from ._review import hand_off
 from ._rows import (
-    PairKey,
     SpendTotals,
     decision_row,
     error_info,
     score_row,
     short_error,
 )
-from ._sessions import is_session_key, load_scored_session
+from ._sessions import is_session_key
 from ._spend import SpendRecorder
 from ._transform import build_run, trace_document_source, trace_project
 
@@ -38,18 +35,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PRIOR_SPEND_SQL = """
-SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
-       cost_amount, cost_source
-FROM judge_executions WHERE score_id = ? AND NOT list_contains(?::VARCHAR[], execution_id)
-"""
-
-
 async def score_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
                      source: str) -> str | None:
     """Run one pair to its next decision (in a concurrency slot), then write it (after giving
     the slot back, so commits never hold up scoring); returns the decision written, or None
-    when the scorer was paused meanwhile (the pair stays as it was)."""
+    when the scorer was paused meanwhile (the pair stays as it was) or, in a cluster, another
+    node took the pair over (its lease ended: only this run's judge executions are kept)."""
     async with live.slot():
         if reg.id in live.paused:
             return None
@@ -61,11 +52,16 @@ async def score_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *
     executions = (outcome.recorder.unstored(outcome.executions) if outcome.recorder
                   else outcome.executions)
     try:
-        await live.write(outcome.scores, executions, outcome.decisions)
+        kept = await live.complete(item, outcome.scores, executions, outcome.decisions)
     except Exception:
         if early[0]:
             await live.write([], *early)
         raise
+    if not kept:
+        logger.info("scorer %s on trace %s span %s: another node holds the pair now (this "
+                    "node's lease ended); its result is dropped, its judge executions kept",
+                    reg.id, item.key.trace_id, item.key.span_id)
+        return None
     live.stats.decisions_total[(reg.id, outcome.decision)] += 1
     if outcome.status is not None:
         live.stats.scores_total[(reg.id, outcome.status)] += 1
@@ -86,7 +82,7 @@ async def _run_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
     document: Any = None
     try:
         if is_session_key(key):
-            session = await asyncio.to_thread(load_scored_session, live.store, key)
+            session = await live.load_session(key)
             run, project = session.scorer_run(reg.scorer.type), session.project
         else:
             trace = await live.trace(key.trace_id)
@@ -141,7 +137,7 @@ async def _run_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
         kind = classify_error(failure)
         since = live.control.streak_since(key) or now
         if kind in ("rate_limit", "transient") and live.control.streak_since(key) is None and (
-                item.decision != "pending" or item.attempts):
+                item.decision != "pending" or item.attempts or item.held_before):
             since = await live.first_failure(key, besides=[r["execution_id"] for r in executions],
                                              default=now)
         verdict = live.policy.decide(
@@ -165,7 +161,7 @@ async def _run_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
 
     live.control.forget_streak(key)
     prior = (await live.prior_spend(key, besides=[row["execution_id"] for row in executions])
-             if item.decision != "pending" or item.attempts else None)
+             if item.decision != "pending" or item.attempts or item.held_before else None)
     total = (prior or SpendTotals()) + spent
     score = score_row(
         key, project=project, scorer_name=reg.scorer.name, source=source,
@@ -177,21 +173,4 @@ async def _run_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
     return Outcome(decision, [score], executions, [row], status, recorder, snapshot)
 
 
-FIRST_FAILURE_SQL = """
-SELECT min(created_at) AS first FROM judge_executions
-WHERE score_id = ? AND status = 'failed' AND coalesce(error_code, '') NOT IN ('401', '403')
-  AND NOT list_contains(?::VARCHAR[], execution_id)
-"""
-
-
-def first_failure_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """When the pair's first failed judge call (authentication errors aside) was stored."""
-    return FIRST_FAILURE_SQL, [key.score_id, list(besides)]
-
-
-def prior_spend_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """The judge executions earlier attempts of this pair wrote (except ``besides`` ids)."""
-    return PRIOR_SPEND_SQL, [key.score_id, list(besides)]
-
-
-__all__ = ["WorkItem", "first_failure_query", "prior_spend_query", "score_pair"]
+__all__ = ["WorkItem", "score_pair"]
