@@ -46,7 +46,6 @@ interval_seconds = 0.5
 settle_seconds = 0.5
 max_wait_seconds = 10
 retry_base_seconds = 0
-judge_cache_max_bytes = 0
 
 [[scorers]]
 id = "no-tool-errors"
@@ -56,6 +55,21 @@ use = "tracescore.scorers.checks:no_tool_errors"
 id = "graded"
 use = "myscorers.py:judge"
 args = {{ api_base = "{judge}" }}
+judge_cache = false
+
+[[scorers]]
+id = "cached"
+use = "myscorers.py:judge"
+args = {{ api_base = "{judge}" }}
+judge_cache = true
+filter = "service_name = 'cache-agent'"
+
+[[monitors]]
+id = "graded-low"
+scorer = "graded"
+threshold = 0.9
+min_samples = 1
+evaluate_every = "1s"
 
 [cluster]
 node_id = "{node_id}"
@@ -78,7 +92,8 @@ class LiveCluster:
         config.write_text(CONFIG.format(judge=self.judge.url, node_id=node_id, dsn=self.dsn,
                                         lake=self.root / "lake", lease=LEASE_S))
         server = start_server(self.root / node_id / "node.duckdb",
-                              args=["--config", str(config), "--no-grpc"], timeout_s=120)
+                              args=["--config", str(config), "--no-grpc"], timeout_s=120,
+                              env={"OPENAI_API_KEY": "sk-test-scripted"})
         self.nodes[node_id] = server
         return server
 
@@ -124,16 +139,17 @@ def scored_once(cluster: LiveCluster, ids: list[str]) -> dict[str, Any]:
         [(final, open_)] = cluster.pg(
             "SELECT count(*) FILTER (WHERE decision = ANY(%s)), count(*) FILTER (WHERE decision "
             "IN ('pending', 'retrying', 'over_budget')) FROM tracescore.scoring_decisions "
-            "WHERE trace_id = ANY(%s)", [list(FINAL), ids])
+            "WHERE trace_id = ANY(%s) AND scorer_id = ANY(%s)", [list(FINAL), ids, list(SCORERS)])
         return final >= len(ids) * len(SCORERS) and open_ == 0
 
     eventually(done, timeout_s=120)
+    mine = "trace_id = ANY(%s) AND scorer_id = ANY(%s)"
     decisions = cluster.pg("SELECT trace_id, scorer_id, decision, score_id, fence FROM "
-                           "tracescore.scoring_decisions WHERE trace_id = ANY(%s)", [ids])
+                           f"tracescore.scoring_decisions WHERE {mine}", [ids, list(SCORERS)])
     scores = cluster.pg("SELECT trace_id, scorer_id, score_id, status FROM tracescore.scores "
-                        "WHERE trace_id = ANY(%s)", [ids])
+                        f"WHERE {mine}", [ids, list(SCORERS)])
     executions = cluster.pg("SELECT score_id, status FROM tracescore.judge_executions "
-                            "WHERE trace_id = ANY(%s)", [ids])
+                            f"WHERE {mine}", [ids, list(SCORERS)])
     return {"decisions": decisions, "scores": scores, "executions": executions}
 
 
@@ -166,6 +182,49 @@ def test_a_request_sent_to_two_nodes_is_scored_once(cluster: LiveCluster) -> Non
     assert both == len(ids), "every trace reached both nodes"
     assert len(found["executions"]) == len(ids), "the judge ran once per judge pair"
     assert cluster.judge.answered - asked == len(ids)
+
+
+def test_every_node_reads_every_nodes_traces_scores_and_one_monitor_event(
+        cluster: LiveCluster) -> None:
+    node1, node2 = cluster.nodes["node-1"], cluster.nodes["node-2"]
+    with TraceRouter([node1.url, node2.url]) as router:
+        ids = send_agent_traces(router.url, count=8, seed=34, service_name="read-agent")
+        assert router.sent.get(node1.url, 0) > 0 and router.sent.get(node2.url, 0) > 0
+    assert_once(scored_once(cluster, ids), ids)
+    for node in (node1, node2):
+        listed = httpx.get(f"{node.url}/api/traces", params={"limit": 1000}, timeout=30).json()
+        assert set(ids) <= {t["trace_id"] for t in listed["traces"]}, "the traces list"
+        scorers = {s["id"]: s for s in httpx.get(f"{node.url}/api/live/scorers",
+                                                 timeout=30).json()["scorers"]}
+        [(judged,)] = cluster.pg("SELECT count(*) FROM tracescore.scores WHERE "
+                                 "scorer_id = 'graded' AND status = 'success'")
+        assert scorers["graded"]["scored"] == judged, "the scorers page counts every node's"
+        [[shown]] = sql(node, "SELECT count(*) FROM scores WHERE list_contains(?, trace_id)",
+                        [ids])
+        assert shown == len(ids) * len(SCORERS)
+    # The monitor (graded scores average 0.75 < 0.9) is evaluated by one node: one event.
+    events = eventually(lambda: cluster.pg("SELECT monitor_id, state FROM "
+                                           "tracescore.monitor_events"), timeout_s=30)
+    time.sleep(2)  # every node ticked a few more times: still one event
+    assert cluster.pg("SELECT monitor_id, state FROM tracescore.monitor_events") == events
+    assert events == [("graded-low", "breached")]
+
+
+def test_the_judge_cache_is_shared_by_the_nodes(cluster: LiveCluster) -> None:
+    node1, node2 = cluster.nodes["node-1"], cluster.nodes["node-2"]
+    first = send_agent_traces(node1.url, count=3, seed=35, service_name="cache-agent")
+    eventually(lambda: cluster.pg("SELECT count(*) FROM tracescore.scores WHERE scorer_id = "
+                                  "'cached' AND trace_id = ANY(%s)", [first])[0][0] == 3)
+    asked = cluster.judge.answered
+    again = send_agent_traces(node2.url, count=3, seed=35, service_name="cache-agent")
+    eventually(lambda: cluster.pg("SELECT count(*) FROM tracescore.scores WHERE scorer_id = "
+                                  "'cached' AND trace_id = ANY(%s)", [again])[0][0] == 3)
+    cached = cluster.pg("SELECT bool_and(cached) FROM tracescore.judge_executions WHERE "
+                        "scorer_id = 'cached' AND trace_id = ANY(%s)", [again])
+    assert cached == [(True,)], "node-2 got node-1's answers from PostgreSQL's judge_cache"
+    eventually(lambda: cluster.pg("SELECT count(*) FROM tracescore.scores WHERE scorer_id = "
+                                  "'graded' AND trace_id = ANY(%s)", [again])[0][0] == 3)
+    assert cluster.judge.answered - asked == 3, "only the uncached scorer called the judge"
 
 
 def test_a_node_that_joins_scores_its_share_once(cluster: LiveCluster) -> None:

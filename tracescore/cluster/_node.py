@@ -25,6 +25,7 @@ from ._maintenance import Maintenance
 from ._pg_coordination import PgCoordination
 from ._pg_judge_cache import PgJudgeCache
 from ._pg_schema import SCHEMA, ensure
+from ._pg_writes import PgWrites
 from ._reads import ClusterStore
 from ._views import create_views
 
@@ -216,6 +217,10 @@ class ClusterNode:
     def coordination(self) -> PgCoordination:
         """The scoring queue's coordination on this cluster's PostgreSQL (its own connection)."""
         return PgCoordination(lambda: pg_connect(self.settings))
+
+    def shared_writes(self) -> PgWrites:
+        """Store-style writes into PostgreSQL's tables (live scoring's monitor events)."""
+        return PgWrites(self.settings)
 
     def judge_cache(self, *, max_bytes: int, max_age_s: float) -> PgJudgeCache:
         """The judge-call cache every node shares (PostgreSQL's ``judge_cache``)."""

@@ -60,11 +60,23 @@ class ClusterStore:
         """``Store.query`` over the cluster views (lake ∪ local, PostgreSQL tables)."""
         from tracescore.store import run_query
 
+        return self._user_query(run_query, sql, params, row_limit, timeout_s, max_bytes)
+
+    def query_json(self, sql: str,
+                   params: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
+        """``Store.query_json`` (``/api/sql``) over the cluster views."""
+        from tracescore.store import run_query_json
+
+        return self._user_query(run_query_json, sql, params, None, None, None)
+
+    def _user_query(self, run: Callable[..., Any], sql: str,
+                    params: Sequence[Any] | Mapping[str, Any] | None, row_limit: int | None,
+                    timeout_s: float | None, max_bytes: int | None) -> Any:
         store = self.local_store
         cursor = store.cursor()
         try:
             cursor.execute(f"USE {CLUSTER}")
-            return run_query(
+            return run(
                 cursor, sql, params,
                 row_limit=store.sql_row_limit if row_limit is None else row_limit,
                 timeout_s=store.sql_timeout_s if timeout_s is None else timeout_s,

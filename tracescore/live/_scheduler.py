@@ -77,6 +77,18 @@ insert overlaps the second's Python, and each insert's fixed cost (a few millise
 Arrow views, the statements, the commit) is shared by up to 256 traces' rows."""
 
 
+class SharedView:
+    """The scheduler as its monitors see it in a cluster: the same, but ``store.write`` writes
+    the shared tables (their events go to PostgreSQL's ``monitor_events``)."""
+
+    def __init__(self, live: LiveScheduler, store: Any) -> None:
+        self._live = live
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._live, name)
+
+
 class LiveScheduler:
     """Scores new traces with the registered scorers; ``await start()`` / ``await stop()``."""
 
@@ -92,6 +104,7 @@ class LiveScheduler:
         reader: StoreLike | None = None,
         placement: Placement | None = None,
         judge_cache_factory: Callable[..., Any] | None = None,
+        shared_writes: Any = None,
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
@@ -144,6 +157,8 @@ class LiveScheduler:
         self.judge_calls = JudgeCalls()
         self._judge_cache: Any = None
         self._judge_cache_factory = judge_cache_factory
+        self._shared_writes = shared_writes
+        """Store-style writes into the shared tables (a cluster's PostgreSQL), for monitors."""
         self.pacer = SpendPacer()
 
     # helpers the worker uses -----------------------------------------------------------------
@@ -315,6 +330,10 @@ class LiveScheduler:
         if self._judge_cache is not None:
             await self._judge_cache.flush()
         await self.coordination.close()
+        for part in (self._judge_cache, self._shared_writes):  # a cluster's connections
+            close = getattr(part, "close", None)
+            if close is not None:
+                await asyncio.to_thread(close)
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
         """Wait for the runs in flight and for ticks they started (cancel the runs still going
@@ -443,7 +462,8 @@ class LiveScheduler:
         self._more = due_full or left
         await self._update_gauges(enabled, now)
         if self.monitors and await self.coordination.leads("monitors"):
-            await self.monitors.evaluate(self, now)
+            view = self if self._shared_writes is None else SharedView(self, self._shared_writes)
+            await self.monitors.evaluate(view, now)
 
     async def _undecided(self, rows: list[dict[str, Any]], windows: list[VersionWindow]
                          ) -> list[dict[str, Any]]:

@@ -127,7 +127,8 @@ def cluster_parts(app: FastAPI) -> dict[str, Any]:
         coordination = app.state.live_coordination = SharedCoordination(
             node.coordination(), owner=node.node_id, lease_s=node.settings.lease_seconds)
     return {"store": reader.local_store, "reader": reader, "coordination": coordination,
-            "placement": node, "judge_cache_factory": node.judge_cache}
+            "placement": node, "judge_cache_factory": node.judge_cache,
+            "shared_writes": node.shared_writes()}
 
 
 def mount_live(app: FastAPI) -> None:
