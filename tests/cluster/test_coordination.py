@@ -267,3 +267,17 @@ def test_the_owner_of_a_split_trace_is_one_node_every_node_agrees_on() -> None:
     moved = [t for t, x, y in zip(ids, two, three, strict=True) if x != y]
     assert all(owner(t, ["node-1", "node-2", "node-3"]) == "node-3" for t in moved), (
         "a node added only takes traces it wins")
+
+
+def test_a_node_takes_another_nodes_pairs_only_once_they_waited(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, b = coordination
+    a.record_decisions([{**pending(1), "home": "node-a"}, {**pending(2), "home": "node-b"},
+                        pending(3)])
+    got = b.claim([VERSION], owner="node-b", now=T0 + timedelta(seconds=5), limit=5,
+                  lease_s=30, steal_after_s=30)
+    assert {c.trace_id for c in got} == {f"{2:032x}", f"{3:032x}"}, (
+        "its own pairs and pairs of no node; node-a's pair waits for node-a")
+    [late] = b.claim([VERSION], owner="node-b", now=T0 + timedelta(seconds=31), limit=5,
+                     lease_s=30, steal_after_s=30)
+    assert late.trace_id == f"{1:032x}", "after waiting, any node takes it (node-a is behind)"

@@ -83,11 +83,13 @@ class Coordination(Protocol):
         ...
 
     def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
-              limit: int, lease_s: float) -> list[Claim]:
+              limit: int, lease_s: float, steal_after_s: float = 0.0) -> list[Claim]:
         """Take up to ``limit`` due pairs of these (scorer id, version)s: ``pending``,
         ``retrying`` or ``over_budget`` whose ``next_attempt_at`` has come and whose lease, if
         any, has ended, oldest first, skipping pairs another transaction is claiming. Each
-        gets ``owner``, a lease to ``now + lease_s`` and a new fence."""
+        gets ``owner``, a lease to ``now + lease_s`` and a new fence. A pair whose decision
+        row names another ``home`` (the node that decided it, which holds its trace) is taken
+        only once it has been due for ``steal_after_s``."""
         ...
 
     def claim_pairs(self, pairs: Sequence[PairId], *, owner: str, now: datetime,

@@ -32,6 +32,8 @@ WITH due AS (
     WHERE d.decision IN ('pending', 'retrying', 'over_budget')
       AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
       AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+      AND (d.home IS NULL OR d.home = %(owner)s
+           OR coalesce(d.next_attempt_at, d.created_at) <= %(steal)s)
     ORDER BY coalesce(d.next_attempt_at, d.created_at), d.created_at
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
@@ -193,7 +195,7 @@ class PgCoordination:
         return {(r[0], r[1], r[2], r[3]) for r in inserted}
 
     def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
-              limit: int, lease_s: float) -> list[Claim]:
+              limit: int, lease_s: float, steal_after_s: float = 0.0) -> list[Claim]:
         """See ``Coordination.claim``."""
         if not versions or limit <= 0:
             return []
@@ -201,7 +203,8 @@ class PgCoordination:
         with self._transaction() as cur:
             cur.execute(_CLAIM_SQL, {"ids": [v[0] for v in versions],
                                      "versions": [v[1] for v in versions], "now": now,
-                                     "limit": limit, "owner": owner, "lease": lease})
+                                     "limit": limit, "owner": owner, "lease": lease,
+                                     "steal": now - timedelta(seconds=steal_after_s)})
             rows = cur.fetchall()
         return [Claim(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0), r[6], r[7], owner,
                       int(r[8]), lease) for r in rows]

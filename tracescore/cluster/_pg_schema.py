@@ -9,7 +9,8 @@ adds missing columns; nothing is dropped). On top of the local columns:
 - ``trace_nodes``: one row per (trace, node) with that node's span columns and totals, written
   whole at each flush (an idempotent upsert), from which ``traces`` is folded.
 - ``scoring_decisions.owner``, ``lease_until``, ``fence``: the claim on a pair
-  (``_pg_coordination.py``).
+  (``_pg_coordination.py``); ``home``: the node that decided it (its trace is in that node's
+  file and cache: other nodes take its pairs only once they waited).
 - ``node_flushes``: each node's last flush whose ``traces`` upsert committed.
 """
 
@@ -53,7 +54,7 @@ _TYPES = {
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "traces": (("nodes", "VARCHAR[]"), ("updated_at", "TIMESTAMP")),
     "scoring_decisions": (("owner", "VARCHAR"), ("lease_until", "TIMESTAMP"),
-                          ("fence", "BIGINT")),
+                          ("fence", "BIGINT"), ("home", "VARCHAR")),
 }
 """Columns the PostgreSQL tables have beyond the local ones (DuckDB types)."""
 

@@ -117,7 +117,8 @@ class LiveScheduler:
         self.loader = TraceLoader(store, self.reader)
         self._placer = Placer(placement) if placement is not None else None
         self._held: dict[PairKey, WorkItem] = {}
-        """Pairs in flight held by a claim (a cluster's), renewed each tick."""
+        """Pairs in flight held by a claim (a cluster's), renewed by ``_renew_leases``."""
+        self._renewer: asyncio.Task[None] | None = None
         self.monitors = monitors or Monitors()
         self.registry = registry
         self.settings = settings or LiveSettings()
@@ -309,6 +310,8 @@ class LiveScheduler:
                           next_run_time=datetime.now(UTC), misfire_grace_time=None)
         scheduler.start()
         self._job_scheduler = scheduler
+        if self.coordination.shared:
+            self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
         names = ", ".join(f"{r.id}@{r.version[:8]}" for r in self.registry.enabled()) or "none"
         logger.info("live scoring started (every %ss; scorers: %s)",
                     self.settings.interval_seconds, names)
@@ -317,6 +320,10 @@ class LiveScheduler:
         """Stop the job and let runs in flight finish (cancelled after ``timeout_s``; a cancelled
         pair stays pending and is scored after the next start)."""
         self._stopped = True
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+            self._renewer = None
         if self._job_scheduler is not None:
             self._job_scheduler.shutdown(wait=False)
             self._job_scheduler = None
@@ -438,8 +445,6 @@ class LiveScheduler:
                 self._open.clear()
             self._open.merge(rows)
             self._scan_mark = now
-        if self._held:
-            await self._renew(now)
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
         free = self.settings.batch_size - len(self._inflight)
@@ -477,12 +482,23 @@ class LiveScheduler:
             r["first_received"] >= w.horizon
             and (r["trace_id"], w.scorer_id, w.scorer_version) not in decided for w in windows)]
 
-    async def _renew(self, now: datetime) -> None:
-        """Renew the leases of pairs in flight that are past half their lease."""
-        lease_s = float(getattr(self.coordination, "lease_s", 0.0))
+    async def _renew_leases(self) -> None:
+        """A cluster's lease keeper: every quarter lease, renew the pairs in flight that are
+        past a quarter of theirs (its own task: a long tick never makes a lease run out)."""
+        lease_s = float(getattr(self.coordination, "lease_s", 30.0))
+        while not self._stopped:
+            await asyncio.sleep(lease_s / 4)
+            try:
+                await self._renew(self.now(), lease_s)
+            except Exception as exc:  # noqa: BLE001 - PostgreSQL away: try again shortly
+                logger.warning("could not renew the leases of %d pairs in flight: %s",
+                               len(self._held), exc)
+
+    async def _renew(self, now: datetime, lease_s: float) -> None:
+        """Renew the leases of pairs in flight that have less than 3/4 of a lease left."""
         due = [item for item in self._held.values()
                if item.claim is not None and (item.claim.lease_until - now).total_seconds()
-               < lease_s / 2]
+               < lease_s * 3 / 4]
         if not due:
             return
         renewed = {item.key: item for item in await self.coordination.renew(due, now=now)}
@@ -561,6 +577,8 @@ class LiveScheduler:
         is scored (the writer's insert overlaps the Python). The ids in ``lake`` are read from
         the lake (a cluster's traces that several nodes received)."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
+        if self.coordination.shared and source != "live":
+            lake = set(out.to_load)  # a backfill's traces: any node's, read from the lake
         writes: list[asyncio.Future[Any]] = []
         if out.to_load:
             first = {t.trace_id: t.first_received for t in traces}
@@ -661,11 +679,16 @@ class LiveScheduler:
             await self.coordination.mark_over_budget(
                 [(r.id, r.version) for r in enabled if r.uses_judge], reason=over, now=now)
         runnable = self._runnable(enabled, now)
-        capacity = self.settings.batch_size - len(self._inflight)
+        held = self.settings.batch_size
+        if self.coordination.shared:  # take no more than it runs soon: others may take the rest
+            held = min(held, 2 * self.settings.concurrency)
+        capacity = held - len(self._inflight)
         if not runnable or capacity <= 0:
             return capacity <= 0
         by_version = {(r.id, r.version): r for r in runnable}
-        limit = capacity + len(self._inflight)
+        # One node's due read shows its pairs in flight too (skipped below); a shared queue's
+        # claim never returns a pair held by a lease.
+        limit = capacity if self.coordination.shared else capacity + len(self._inflight)
         read_from = self._finished_seq
         items = await self.coordination.claim(list(by_version), now=now, limit=limit)
         stale = {k for k, seq in self._finished.items() if seq > read_from}

@@ -5,8 +5,10 @@ practice ``PgCoordination``: PostgreSQL, one transaction per call), so the sched
 same code on one node and on many. What changes against ``LocalCoordination``:
 
 - A pair is held by a claim (owner, fence, lease) taken ``FOR UPDATE SKIP LOCKED``; the
-  scheduler renews the leases of its pairs in flight each tick, and a pair whose lease ended
-  (the node paused, partitioned or killed) is claimed by another node with a new fence.
+  scheduler renews the leases of its pairs in flight every quarter lease, and a pair whose
+  lease ended (the node paused, partitioned or killed) is claimed by another node with a new
+  fence. A node takes the pairs it decided itself (their traces are in its file and cache)
+  first; another node's once they have waited a lease (a node behind, or gone).
 - A run's end (``complete``) is fenced on owner and fence in the score's own transaction: a
   node that lost the pair writes only its judge executions (they were paid for).
 - Judge executions are committed one call at a time as they arrive (no write-back); there is
@@ -51,30 +53,44 @@ class SharedCoordination:
 
     shared = True
 
-    def __init__(self, coordination: Any, *, owner: str, lease_s: float = DEFAULT_LEASE_S
-                 ) -> None:
+    def __init__(self, coordination: Any, *, owner: str, lease_s: float = DEFAULT_LEASE_S,
+                 control: Any = None) -> None:
         self.coordination = coordination
+        """Records rows: decisions, executions, completions (the busy path)."""
+        self.control = control if control is not None else coordination
+        """Takes, renews and gives back claims, asks what is decided, who leads: on a
+        connection and a thread of its own when given, so a renewal never queues behind a
+        burst of judge executions."""
         self.owner = owner
         self.lease_s = lease_s
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="tracescore-coordination")
-        self.taken_over = 0
-        """Runs whose pair another node took over before they ended (their result dropped)."""
+        self._control_executor = (
+            self._executor if self.control is coordination
+            else ThreadPoolExecutor(1, thread_name_prefix="tracescore-claims"))
+        self.counts = {"claimed": 0, "released": 0, "renewed": 0, "leases_lost": 0,
+                       "taken_over": 0}
+        """What this node did with claims since it started (``GET /api/cluster``):
+        ``leases_lost`` renewals that found the pair held by another node, ``taken_over`` runs
+        whose completion was fenced out (their result dropped)."""
 
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+        executor = (self._control_executor if getattr(fn, "__self__", None) is self.control
+                    else self._executor)
+        return await loop.run_in_executor(executor, lambda: fn(*args, **kwargs))
 
     async def decided(self, trace_ids: Sequence[str]) -> set[tuple[str, str, str]]:
         """See ``LiveCoordination.decided``."""
         if not trace_ids:
             return set()
-        found: set[tuple[str, str, str]] = await self._call(self.coordination.decided,
+        found: set[tuple[str, str, str]] = await self._call(self.control.decided,
                                                              list(trace_ids))
         return found
 
     def prepare(self, decisions: Rows, scores: Rows) -> Prepared:
-        """The rows as they are (PostgreSQL takes them in ``record_decisions``)."""
-        return Prepared(decisions, scores)
+        """The rows, each decision marked with this node as its ``home`` (the node whose file
+        and cache hold the trace: other nodes take its pairs only once they waited)."""
+        return Prepared([{**row, "home": self.owner} for row in decisions], scores)
 
     async def record_decisions(self, prepared: Prepared) -> Collection[PairId] | None:
         """``ON CONFLICT DO NOTHING``: the pairs this node decided first."""
@@ -89,13 +105,16 @@ class SharedCoordination:
         if executions:
             await self._call(self.coordination.record_executions, executions)
         if decisions:
-            await self._call(self.coordination.record_decisions, decisions, scores)
+            await self._call(self.coordination.record_decisions,
+                             self.prepare(decisions, scores).decisions, scores)
 
     async def claim(self, versions: Sequence[tuple[str, str]], *, now: datetime,
                     limit: int) -> list[WorkItem]:
         """``FOR UPDATE SKIP LOCKED`` with a lease of ``lease_s``."""
-        claims = await self._call(self.coordination.claim, list(versions), owner=self.owner,
-                                  now=now, limit=limit, lease_s=self.lease_s)
+        claims = await self._call(self.control.claim, list(versions), owner=self.owner,
+                                  now=now, limit=limit, lease_s=self.lease_s,
+                                  steal_after_s=self.lease_s)
+        self.counts["claimed"] += len(claims)
         return [_item(c) for c in claims]
 
     async def claim_pairs(self, items: Sequence[WorkItem], *, now: datetime) -> list[WorkItem]:
@@ -105,8 +124,9 @@ class SharedCoordination:
                   for i in items if i.claim is None]
         if not wanted:
             return held
-        claims = await self._call(self.coordination.claim_pairs, wanted, owner=self.owner,
+        claims = await self._call(self.control.claim_pairs, wanted, owner=self.owner,
                                   now=now, lease_s=self.lease_s)
+        self.counts["claimed"] += len(claims)
         by_pair = {c.pair: c for c in claims}
         out = list(held)
         for item in items:
@@ -123,26 +143,29 @@ class SharedCoordination:
         claims = [i.claim for i in items if i.claim is not None]
         if not claims:
             return []
-        renewed = await self._call(self.coordination.renew, claims, now=now,
+        renewed = await self._call(self.control.renew, claims, now=now,
                                    lease_s=self.lease_s)
         held = {c.pair: c for c in renewed}
         out = []
         for item in items:
             claim = held.get(item.claim.pair) if item.claim is not None else None
             if claim is None:
+                self.counts["leases_lost"] += 1
                 logger.warning("lost the lease on trace %s span %s (%s): another node may "
                                "score it; this run's result will be dropped",
                                item.key.trace_id, item.key.span_id, item.key.scorer_id)
                 continue
             out.append(WorkItem(item.key, item.decision, item.attempts, item.created_at,
                                 claim=claim))
+        self.counts["renewed"] += len(out)
         return out
 
     async def release(self, items: Sequence[WorkItem]) -> None:
         """Give the claims back (others may claim the pairs at once)."""
         claims = [i.claim for i in items if i.claim is not None]
         if claims:
-            await self._call(self.coordination.release, claims)
+            await self._call(self.control.release, claims)
+            self.counts["released"] += len(claims)
 
     def submit_executions(self, scores: Rows, executions: Rows,
                           decisions: Rows) -> asyncio.Future[None]:
@@ -166,7 +189,7 @@ class SharedCoordination:
                                       decision=decision, scores=scores,
                                       executions=executions)
         if not done:
-            self.taken_over += 1
+            self.counts["taken_over"] += 1
         return done
 
     async def mark_over_budget(self, versions: Sequence[tuple[str, str]], *, reason: str,
@@ -213,18 +236,21 @@ class SharedCoordination:
     async def leads(self, role: str) -> bool:
         """One node at a time (a PostgreSQL advisory lock held while it runs)."""
         try:
-            led: bool = await self._call(self.coordination.lead, role)
+            led: bool = await self._call(self.control.lead, role)
         except Exception as exc:  # noqa: BLE001 - PostgreSQL away: nobody leads this tick
             logger.warning("could not ask PostgreSQL who does %s: %s", role, exc)
             return False
         return led
 
     async def close(self) -> None:
-        """Close the storage object's connections and stop the coordination thread."""
-        close = getattr(self.coordination, "close", None)
-        if close is not None:
-            await self._call(close)
+        """Close the storage objects' connections and stop the coordination threads."""
+        for part in {id(self.coordination): self.coordination, id(self.control): self.control
+                     }.values():
+            close = getattr(part, "close", None)
+            if close is not None:
+                await self._call(close)
         self._executor.shutdown(wait=True)
+        self._control_executor.shutdown(wait=True)
 
 
 __all__ = ["DEFAULT_LEASE_S", "SharedCoordination", "pair_id"]

@@ -74,6 +74,8 @@ async def cluster_status(request: Request) -> dict[str, Any]:
             "traces_upsert_failures": stats.traces_upsert_failures,
             "last_flush_ms": round(stats.last_flush_ms, 3), "last_error": stats.last_error},
         "maintenance": {"runs": node.maintenance.runs, "skipped": node.maintenance.skipped},
+        "scoring": dict(getattr(getattr(getattr(request.app.state, "live", None),
+                                        "coordination", None), "counts", None) or {}),
     }
 
 

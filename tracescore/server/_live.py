@@ -125,7 +125,8 @@ def cluster_parts(app: FastAPI) -> dict[str, Any]:
     coordination = getattr(app.state, "live_coordination", None)
     if coordination is None:
         coordination = app.state.live_coordination = SharedCoordination(
-            node.coordination(), owner=node.node_id, lease_s=node.settings.lease_seconds)
+            node.coordination(), owner=node.node_id, lease_s=node.settings.lease_seconds,
+            control=node.coordination())
     return {"store": reader.local_store, "reader": reader, "coordination": coordination,
             "placement": node, "judge_cache_factory": node.judge_cache,
             "shared_writes": node.shared_writes()}
