@@ -281,3 +281,14 @@ def test_a_node_takes_another_nodes_pairs_only_once_they_waited(
     [late] = b.claim([VERSION], owner="node-b", now=T0 + timedelta(seconds=31), limit=5,
                      lease_s=30, steal_after_s=30)
     assert late.trace_id == f"{1:032x}", "after waiting, any node takes it (node-a is behind)"
+
+
+def test_a_node_starting_on_a_current_schema_waits_on_no_running_transaction(
+        pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        ensure(conn)
+    with psycopg.connect(pg_dsn) as busy:  # a node's scoring transaction, still open
+        busy.execute("INSERT INTO tracescore.scores (score_id) VALUES ('open')")
+        with psycopg.connect(pg_dsn) as conn:
+            conn.execute("SET lock_timeout = '2s'")  # an ALTER TABLE would wait and fail
+            ensure(conn)
