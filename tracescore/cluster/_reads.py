@@ -18,6 +18,7 @@ node's own rows (``local_store.read``).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ import orjson
 from ._lake import LAKE
 from ._views import CLUSTER
 
+HOLDS_RECHECK_S = 30.0
 LOG_LEAD = timedelta(minutes=10)
 """How far outside a trace's span arrivals its log records are looked for."""
 
@@ -48,6 +50,8 @@ class ClusterStore:
         self._arrival_range = arrival_range
         self._span_mark = span_mark
         self._pg_read = pg_read
+        self._holds: dict[str, float] = {}
+        """Lake tables known to hold rows (and when that was last found untrue)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local_store, name)
@@ -134,7 +138,7 @@ class ClusterStore:
         # meanwhile makes rows show on both sides, and one row per id is kept below).
         parts = [f"SELECT * FROM {here} WHERE trace_id = ? AND received_at > ?"]
         params: list[Any] = [trace_id, self._span_mark()]
-        bounds = self._arrival_range(trace_id)
+        bounds = self._arrival_range(trace_id) if self._lake_holds(table) else None
         if bounds is not None:
             parts.append(f"SELECT * EXCLUDE (node_id) FROM {LAKE}.main.{table} "
                          "WHERE trace_id = ? AND received_at >= ? AND received_at <= ?")
@@ -157,6 +161,43 @@ class ClusterStore:
 
         return self._rows("spans", SPAN_ROWS_SELECT, "start_time_ns, span_id", trace_id,
                           timedelta(0), SPAN_JSON_COLUMNS)
+
+    def _lake_holds(self, table: str) -> bool:
+        """Whether any node flushed rows of ``table`` (``spans``, ``logs``) to the lake: a
+        lake table with no file costs a read several times a filled one's (DuckLake looks
+        for inlined rows in its catalog), and most agents send no logs. Once true it stays
+        true; a false answer is asked again after ``HOLDS_RECHECK_S``."""
+        if table == "spans" or self._holds.get(table) == float("inf"):
+            return True
+        checked = self._holds.get(table)
+        if checked is not None and time.monotonic() - checked < HOLDS_RECHECK_S:
+            return False
+        [row] = self.local_store.read(
+            f"SELECT coalesce(sum({table}), 0) > 0 AS held FROM {LAKE}.flushes")
+        self._holds[table] = float("inf") if row["held"] else time.monotonic()
+        return bool(row["held"])
+
+    def fetch_trace_calls(self, trace_id: str) -> list[dict[str, Any]]:
+        """The model calls of one trace: the lake's rows since the trace's first arrival (a
+        trace's calls are flushed with its totals, after its spans) ∪ this node's, one row per
+        span (the node's own when both have it), ordered as on one node."""
+        from tracescore.store import column_names
+
+        trace_id = trace_id.lower()
+        names = ", ".join(column_names("model_calls"))
+        parts = [f'SELECT {names}, 0 AS here FROM "{self._local}".main.model_calls '
+                 "WHERE trace_id = ?"]
+        params: list[Any] = [trace_id]
+        bounds = self._arrival_range(trace_id)
+        if bounds is not None:
+            parts.append(f"SELECT {names}, 1 AS here FROM {LAKE}.main.model_calls "
+                         "WHERE trace_id = ? AND received_at >= ?")
+            params += [trace_id, bounds[0]]
+        sql = (f"SELECT * EXCLUDE (here) FROM ({' UNION ALL '.join(parts)}) "
+               "QUALIFY row_number() OVER (PARTITION BY span_id ORDER BY here) = 1 "
+               "ORDER BY started_at, span_id")
+        rows: list[dict[str, Any]] = self.local_store.read(sql, params)
+        return rows
 
     def fetch_trace_logs(self, trace_id: str) -> list[dict[str, Any]]:
         """The log records of one trace (lake ∪ local), ordered by time."""

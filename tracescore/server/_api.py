@@ -183,10 +183,11 @@ async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
     logs = await asyncio.to_thread(store.fetch_trace_logs, trace_id)
     summary = await _postgres_read(store)("SELECT * FROM traces WHERE trace_id = ?",
                                           [trace_id.lower()])
-    calls = await store.aread(
-        "SELECT * FROM model_calls WHERE trace_id = ? ORDER BY started_at, span_id",
-        [trace_id.lower()],
-    )
+    fetch_calls = getattr(store, "fetch_trace_calls", None)  # a cluster node: bounded read
+    calls = await (asyncio.to_thread(fetch_calls, trace_id) if fetch_calls is not None
+                   else store.aread(
+                       "SELECT * FROM model_calls WHERE trace_id = ? ORDER BY started_at, span_id",
+                       [trace_id.lower()]))
     return {
         "trace_id": trace_id.lower(),
         "trace": json_safe(summary[0]) if summary else None,
