@@ -241,9 +241,12 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
         node = nodes["node-1"]
         from server_process import sql
 
-        lake = sql(node, "SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM "
-                         "lake.spans WHERE list_contains(?, trace_id))", [traces])[0][0]
-        missing = len(load.acked) - lake
+        stored: set[tuple[str, str]] = set()
+        for start in range(0, len(traces), 1000):  # (under the SQL surface's row limit)
+            stored |= {(t, s) for t, s in sql(node, "SELECT DISTINCT trace_id, span_id FROM "
+                                                    "lake.spans WHERE list_contains(?, trace_id)",
+                                              [traces[start:start + 1000]])}
+        missing = len(load.acked - stored)
         [(twice,)] = pg_rows(dsn, "SELECT count(*) FROM (SELECT trace_id, span_id, scorer_id, "
                                   "scorer_version FROM tracescore.scores GROUP BY 1, 2, 3, 4 "
                                   "HAVING count(*) > 1) x")

@@ -23,6 +23,8 @@ from server_process import ServerProcess, sql, start_server
 from tracescore.live import send_agent_traces
 from tracescore.testing import PostgresServer, Reply, ScriptedLLMServer, TraceRouter
 
+from .test_nodes import eventually as wait_for
+
 JUDGE_DELAY_S = 2.5
 LEASE_S = 2
 SCORERS = ("no-tool-errors", "graded")
@@ -121,15 +123,8 @@ def cluster(postgres: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 
 
 def eventually(check: Callable[[], Any], *, timeout_s: float = 90.0) -> Any:
-    """Poll ``check`` until it returns a truthy value (returned) or fail with its last value."""
-    deadline = time.monotonic() + timeout_s
-    value = None
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"not reached in {timeout_s} s; last value {value!r}")
+    """``test_nodes.eventually``, with this module's longer default wait."""
+    return wait_for(check, timeout_s=timeout_s)
 
 
 def scored_once(cluster: LiveCluster, ids: list[str]) -> dict[str, Any]:
