@@ -19,7 +19,7 @@ from agent_runs import (
     traced_run,
 )
 from judged import assert_recorded, judge, prompt_of
-from traces.helpers import client_info, INDEX
+from traces.helpers import INDEX, client_info
 
 from tracescore.scorers import CATALOGUE, create_goal_completion_scorer
 from tracescore.scorers._goal_completion import (
