@@ -3,7 +3,8 @@ the judge stand-in and the default scorers (issue 31's "Done when"; prints, asse
 
 1. ``fault``: 3 nodes at a fixed offered load (agent runs through the OpenTelemetry SDK's
    exporter, 2 % of requests duplicated to a second node) for ``--seconds``; a quarter in, the
-   node holding judge leases is killed with -9 and restarted; half way, a 4th node joins.
+   node holding judge leases is killed with -9 and restarted; half way (or once it is back),
+   a 4th node joins, and the load goes on for a quarter of the run at least after that.
    Printed: acknowledged spans missing from the lake, pairs with more than one score, settled
    traces without exactly one final decision per enabled scorer version, judge requests
    against (judge pairs + pairs in flight on the killed node) × requests per pair, and
@@ -230,9 +231,12 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
             time.sleep(max(0.0, seconds * 0.5 - (time.monotonic() - load.started)))
             router.add_node(add("node-4").url)
             joined_at = time.monotonic() - load.started
-            time.sleep(max(0.0, seconds - (time.monotonic() - load.started)))
+            # The joined node takes traffic for a quarter of the run at least (starting nodes
+            # on a loaded machine can take most of a short run).
+            time.sleep(max(seconds * 0.25, seconds - (time.monotonic() - load.started)))
             ran = time.monotonic() - load.started
             load.stop()
+            requests_sent = router.stats["requests"]
             duplicates = router.stats["duplicates"]
             failed = router.stats["failed"]
         traces = load.traces
@@ -274,6 +278,7 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
         per_pair = float(executions or 0) / max(1, pairs)
         doubled = sql(node, "SELECT count(*) FROM (SELECT node_id, flush_no FROM lake.flushes "
                             "GROUP BY ALL HAVING count(*) > 1)")[0][0]
+        joined = sql(node, "SELECT count(*) FROM lake.spans WHERE node_id = 'node-4'")[0][0]
         import httpx
 
         counts: dict[str, int] = {}
@@ -282,10 +287,12 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
             for key, value in (found or {}).items():
                 counts[key] = counts.get(key, 0) + int(value)
         print(f"fault run: 3 nodes, {rate:g} agent runs/s for {ran:.0f} s ({len(traces)} "
-              f"traces, {len(load.acked)} acknowledged spans; {duplicates} requests duplicated, "
+              f"traces, {len(load.acked)} acknowledged spans; {duplicates} of {requests_sent} "
+              f"requests duplicated, "
               f"{failed} answered with an error and retried by the exporter); node-2 killed -9 "
               f"at {killed_at:.0f} s holding {held} judge leases, back at {restarted_at:.0f} s; "
-              f"node-4 joined at {joined_at:.0f} s; everything scored: {scored}")
+              f"node-4 joined at {joined_at:.0f} s and stored {joined} spans; everything scored: "
+              f"{scored}")
         print(f"  acknowledged spans missing from the lake: {missing}")
         print(f"  pairs with more than one score: {twice}")
         print(f"  (trace, scorer version)s without exactly one final decision: {wrong} of "
