@@ -430,39 +430,12 @@ def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> 
 def build_lake(pg: Any, root: Path, rows: int) -> tuple[str, str]:
     """``rows`` spans in the lake (10 per trace, 20 commits over ten days of arrival) and
     their traces in PostgreSQL; returns the dsn and one trace id of the last commit."""
-    from bench_cluster import node
+    from bench_cluster import fill_lake, node
 
     dsn = pg.create_database("bench_large")
     cluster, store, _ = node(dsn, root, "builder")
     try:
-        commits = 20
-        per = rows // commits
-        cur = store.cursor()
-        for c in range(commits):
-            cur.execute("BEGIN")
-            cur.execute(
-                "INSERT INTO lake.spans (trace_id, span_id, parent_span_id, project, "
-                "service_name, name, kind, start_time, end_time, duration_ms, status_code, "
-                "attributes, received_at, node_id) SELECT "
-                "md5(((? + range) // 10)::VARCHAR), printf('%016x', ? + range), NULL, 'bench', "
-                "'svc', 'step', 'INTERNAL', TIMESTAMP_NS '2026-11-01' + to_microseconds(range), "
-                "TIMESTAMP_NS '2026-11-01' + to_microseconds(range + 500), 0.5, 'OK', "
-                "'{\"k\": 1}', TIMESTAMP '2026-11-01' + to_hours(? * 24 // ?) "
-                "+ to_microseconds(range), 'builder' FROM range(?)",
-                [c * per, c * per, c, commits // 10 or 1, per])
-            cur.execute(  # one model call per trace (its first span), as flushes write them
-                "INSERT INTO lake.model_calls (trace_id, span_id, project, service_name, model, "
-                "started_at, duration_ms, input_tokens, output_tokens, total_tokens, cost_usd, "
-                "received_at, node_id) SELECT md5(((? + range * 10) // 10)::VARCHAR), "
-                "printf('%016x', ? + range * 10), 'bench', 'svc', 'gpt-4o-mini', "
-                "TIMESTAMP '2026-11-01' + to_microseconds(range * 10), 900.0, 812, 96, 908, "
-                "0.0002, TIMESTAMP '2026-11-01' + to_hours(? * 24 // ?) "
-                "+ to_microseconds(range * 10 + 9), 'builder' FROM range(?)",
-                [c * per, c * per, c, commits // 10 or 1, per // 10])
-            cur.execute("COMMIT")
-        cur.close()
-        target = (commits - 1) * per + per // 2
-        trace_id = store.read("SELECT md5((? // 10)::VARCHAR) AS t", [target])[0]["t"]
+        trace_id = fill_lake(store, rows, "builder", model_calls=True)
     finally:
         cluster.stop(flush=False)
         store.close()

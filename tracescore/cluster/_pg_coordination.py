@@ -23,6 +23,17 @@ from ._pg_schema import SCHEMA, PgTable, pg_tables
 
 OPEN = ("pending", "retrying", "over_budget")
 
+_TAKE = f"""
+UPDATE {SCHEMA}.scoring_decisions d
+SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
+FROM due
+WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
+  AND d.scorer_version = due.scorer_version
+RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
+          d.created_at, d.session_id, d.fence
+"""
+"""Takes the pairs a claim's ``due`` selected: a lease, a new fence, the claimed rows back."""
+
 _CLAIM_SQL = f"""
 WITH due AS (
     SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version
@@ -38,14 +49,7 @@ WITH due AS (
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
 )
-UPDATE {SCHEMA}.scoring_decisions d
-SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
-FROM due
-WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
-  AND d.scorer_version = due.scorer_version
-RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
-          d.created_at, d.session_id, d.fence
-"""
+""" + _TAKE
 
 _CLAIM_PAIRS_SQL = f"""
 WITH due AS (
@@ -59,14 +63,7 @@ WITH due AS (
       AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
     FOR UPDATE OF d SKIP LOCKED
 )
-UPDATE {SCHEMA}.scoring_decisions d
-SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
-FROM due
-WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
-  AND d.scorer_version = due.scorer_version
-RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
-          d.created_at, d.session_id, d.fence
-"""
+""" + _TAKE
 
 _HELD = """d.trace_id = c.trace_id AND d.span_id = c.span_id AND d.scorer_id = c.scorer_id
   AND d.scorer_version = c.scorer_version AND d.owner = c.owner AND d.fence = c.fence"""
