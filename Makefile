@@ -53,9 +53,12 @@ $(CLUSTER_STAMP): pyproject.toml
 test-cluster: $(CLUSTER_STAMP)
 	TRACESCORE_CLUSTER_SUITE=1 $(CLUSTER_VENV)/bin/python -m pytest -q tests/cluster $(PYTEST_ARGS)
 
-## bench-cluster: cluster mode's storage figures (flush CPU, catalog retries, bounded lookup)
+## bench-cluster: cluster mode's figures: storage (flush CPU, catalog retries, bounded lookup),
+## then real nodes (a fault run, scaling in CPU, a large lake); BENCH_ARGS=--full for the
+## issue's run (5 minutes of faults, 60 s per scaling step, 10 M lake rows)
 bench-cluster: $(CLUSTER_STAMP)
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster.py
+	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster_live.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(CLUSTER_VENV) build *.egg-info

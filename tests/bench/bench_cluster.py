@@ -157,33 +157,50 @@ def catalog_retries(pg: Any, root: Path, writers: int, seconds: float) -> None:
           f"mean flush {sum(float(r[3]) for r in results) / max(1, flushes):.0f} ms wall")
 
 
+def fill_lake(store: Any, rows: int, node_id: str, *, model_calls: bool = False) -> str:
+    """``rows`` spans in the lake of ``store`` (10 per trace, 20 commits over ten days of
+    arrival; with ``model_calls``, one per trace on its first span, as flushes write them);
+    returns the id of the last commit's middle trace."""
+    commits = 20
+    per = rows // commits
+    cur = store.cursor()
+    for c in range(commits):
+        cur.execute("BEGIN")
+        cur.execute(
+            "INSERT INTO lake.spans (trace_id, span_id, parent_span_id, project, "
+            "service_name, name, kind, start_time, end_time, duration_ms, status_code, "
+            "attributes, received_at, node_id) SELECT "
+            "md5(((? + range) // 10)::VARCHAR), printf('%016x', ? + range), NULL, 'bench', "
+            "'svc', 'step', 'INTERNAL', TIMESTAMP_NS '2026-11-01' + to_microseconds(range), "
+            "TIMESTAMP_NS '2026-11-01' + to_microseconds(range + 500), 0.5, 'OK', "
+            "'{\"k\": 1}', TIMESTAMP '2026-11-01' + to_hours(? * 24 // ?) "
+            "+ to_microseconds(range), ? FROM range(?)",
+            [c * per, c * per, c, commits // 10 or 1, node_id, per])
+        if model_calls:
+            cur.execute(
+                "INSERT INTO lake.model_calls (trace_id, span_id, project, service_name, "
+                "model, started_at, duration_ms, input_tokens, output_tokens, total_tokens, "
+                "cost_usd, received_at, node_id) SELECT md5(((? + range * 10) // 10)::VARCHAR), "
+                "printf('%016x', ? + range * 10), 'bench', 'svc', 'gpt-4o-mini', "
+                "TIMESTAMP '2026-11-01' + to_microseconds(range * 10), 900.0, 812, 96, 908, "
+                "0.0002, TIMESTAMP '2026-11-01' + to_hours(? * 24 // ?) "
+                "+ to_microseconds(range * 10 + 9), ? FROM range(?)",
+                [c * per, c * per, c, commits // 10 or 1, node_id, per // 10])
+        cur.execute("COMMIT")
+    cur.close()
+    target = (commits - 1) * per + per // 2  # a span of the last commit's middle trace
+    return str(store.read("SELECT md5((? // 10)::VARCHAR) AS t", [target])[0]["t"])
+
+
 def lookup(pg: Any, root: Path, lake_rows: int) -> None:
     import psycopg
 
     dsn = pg.create_database("bench_lookup")
     cluster, store, reader = node(dsn, root / "lookup", "node-1")
     try:
-        commits = 20
-        per = lake_rows // commits
         began = time.perf_counter()
-        cur = store.cursor()
-        for c in range(commits):
-            cur.execute("BEGIN")
-            cur.execute(
-                "INSERT INTO lake.spans (trace_id, span_id, parent_span_id, project, "
-                "service_name, name, kind, start_time, end_time, duration_ms, status_code, "
-                "attributes, received_at, node_id) SELECT "
-                "md5(((? + range) // 10)::VARCHAR), printf('%016x', ? + range), NULL, 'bench', "
-                "'svc', 'step', 'INTERNAL', TIMESTAMP_NS '2026-11-01' + to_microseconds(range), "
-                "TIMESTAMP_NS '2026-11-01' + to_microseconds(range + 500), 0.5, 'OK', "
-                "'{\"k\": 1}', TIMESTAMP '2026-11-01' + to_hours(? * 24 // ?) "
-                "+ to_microseconds(range), 'node-1' FROM range(?)",
-                [c * per, c * per, c, commits // 10 or 1, per])
-            cur.execute("COMMIT")
-        cur.close()
+        trace_id = fill_lake(store, lake_rows, "node-1")
         built = time.perf_counter() - began
-        target = c * per + per // 2  # a span of the last commit's middle trace
-        trace_id = store.read("SELECT md5((? // 10)::VARCHAR) AS t", [target])[0]["t"]
         row = store.read("SELECT min(received_at) AS a, max(received_at) AS b FROM lake.spans "
                          "WHERE trace_id = ?", [trace_id])[0]
         with psycopg.connect(dsn) as conn:

@@ -203,3 +203,92 @@ def test_the_schema_follows_the_local_tables(pg_dsn: str) -> None:
     assert {"spans", "logs", "model_calls", "cluster_flushes"}.isdisjoint(columns)
     assert {"nodes", "updated_at"} <= columns["traces"]
     assert {"owner", "lease_until", "fence"} <= columns["scoring_decisions"]
+
+
+def test_pairs_handed_to_a_node_are_claimed_unless_held_or_decided(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, b = coordination
+    a.record_decisions([pending(1), pending(2), {**pending(3), "decision": "scored"},
+                        {**pending(4), "next_attempt_at": T0 + timedelta(hours=1)}])
+    [held] = b.claim([VERSION], owner="node-b", now=T0, limit=1, lease_s=30)
+    pairs = [(f"{n:032x}", f"{n:016x}", *VERSION) for n in (1, 2, 3, 4)]
+    got = a.claim_pairs(pairs, owner="node-a", now=T0, lease_s=30)
+    assert {c.pair for c in got} == set(pairs) - {held.pair} - {pairs[2]}, (
+        "not the pair node-b holds nor the decided one; a pair not yet due is taken")
+
+
+def test_over_budget_marks_only_due_pairs_nobody_holds(
+        coordination: tuple[PgCoordination, PgCoordination], pg_dsn: str) -> None:
+    a, _ = coordination
+    a.record_decisions([pending(1), pending(2),
+                        {**pending(3), "next_attempt_at": T0 + timedelta(hours=1)}])
+    [held] = a.claim([VERSION], owner="node-a", now=T0, limit=1, lease_s=30)
+    a.mark_over_budget([VERSION], reason="over budget: cap", now=T0)
+    found = dict(rows(pg_dsn, "SELECT trace_id, decision FROM tracescore.scoring_decisions"))
+    other = ({f"{1:032x}", f"{2:032x}"} - {held.trace_id}).pop()
+    assert found == {held.trace_id: "pending", other: "over_budget", f"{3:032x}": "pending"}, (
+        "the held pair and the pair not yet due stay pending")
+
+
+def test_executions_version_starts_and_open_stats(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, b = coordination
+    a.record_decisions([pending(1, created=T0), pending(2, created=T0 + timedelta(minutes=5)),
+                        {**pending(3, created=T0 - timedelta(days=1)), "decision": "scored"}])
+    b.record_executions([execution(1, "x", 0.5, T0), {**execution(1, "y", 0.25, T0),
+                                                      "status": "failed", "error_code": "503"}])
+    found = {r["execution_id"]: r for r in a.executions("score-1")}
+    assert set(found) == {"exec-1-x", "exec-1-y"}
+    assert found["exec-1-y"]["status"] == "failed" and found["exec-1-x"]["cost_amount"] == 0.5
+    assert a.version_starts() == {VERSION: T0 - timedelta(days=1)}
+    assert a.open_stats([VERSION]) == (2, T0)
+    assert a.open_stats([("other", "v1")]) == (0, None)
+
+
+def test_one_node_at_a_time_leads_a_role_until_it_stops(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, b = coordination
+    assert a.lead("monitors") is True
+    assert a.lead("monitors") is True, "the leader keeps it"
+    assert b.lead("monitors") is False
+    assert b.lead("something-else") is True
+    a.close()
+    assert b.lead("monitors") is True, "the role is free once its leader stopped"
+
+
+def test_the_owner_of_a_split_trace_is_one_node_every_node_agrees_on() -> None:
+    from tracescore.cluster import owner
+
+    ids = [f"{n:032x}" for n in range(2000)]
+    two = [owner(t, ["node-1", "node-2"]) for t in ids]
+    assert two == [owner(t, ["node-2", "node-1"]) for t in ids], "order does not matter"
+    assert 800 < two.count("node-1") < 1200, "spread over the nodes"
+    three = [owner(t, ["node-1", "node-2", "node-3"]) for t in ids]
+    moved = [t for t, x, y in zip(ids, two, three, strict=True) if x != y]
+    assert all(owner(t, ["node-1", "node-2", "node-3"]) == "node-3" for t in moved), (
+        "a node added only takes traces it wins")
+
+
+def test_a_node_takes_another_nodes_pairs_only_once_they_waited(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, b = coordination
+    a.record_decisions([{**pending(1), "home": "node-a"}, {**pending(2), "home": "node-b"},
+                        pending(3)])
+    got = b.claim([VERSION], owner="node-b", now=T0 + timedelta(seconds=5), limit=5,
+                  lease_s=30, steal_after_s=30)
+    assert {c.trace_id for c in got} == {f"{2:032x}", f"{3:032x}"}, (
+        "its own pairs and pairs of no node; node-a's pair waits for node-a")
+    [late] = b.claim([VERSION], owner="node-b", now=T0 + timedelta(seconds=31), limit=5,
+                     lease_s=30, steal_after_s=30)
+    assert late.trace_id == f"{1:032x}", "after waiting, any node takes it (node-a is behind)"
+
+
+def test_a_node_starting_on_a_current_schema_waits_on_no_running_transaction(
+        pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        ensure(conn)
+    with psycopg.connect(pg_dsn) as busy:  # a node's scoring transaction, still open
+        busy.execute("INSERT INTO tracescore.scores (score_id) VALUES ('open')")
+        with psycopg.connect(pg_dsn) as conn:
+            conn.execute("SET lock_timeout = '2s'")  # an ALTER TABLE would wait and fail
+            ensure(conn)

@@ -14,9 +14,11 @@ from ._coordination import Claim, Coordination, PairId, Spend
 from ._errors import ClusterConfigError, ClusterError, ClusterUnavailable, FlushFailed
 from ._flush import Flusher, FlushMark, FlushResult, FlushStats
 from ._maintenance import Maintenance, MaintenanceResult
-from ._node import ClusterNode, pg_connect
+from ._node import ClusterNode, owner, pg_connect
 from ._pg_coordination import PgCoordination
+from ._pg_judge_cache import PgJudgeCache
 from ._pg_schema import LAKE_TABLES, SCHEMA, pg_tables
+from ._pg_writes import PgWrites
 from ._reads import ClusterStore
 from ._views import CLUSTER
 
@@ -42,7 +44,10 @@ __all__ = [
     "MaintenanceResult",
     "PairId",
     "PgCoordination",
+    "PgJudgeCache",
+    "PgWrites",
     "Spend",
+    "owner",
     "parse_cluster",
     "pg_connect",
     "pg_tables",

@@ -42,6 +42,10 @@ class ClusterSettings(BaseModel):
     """Lake snapshots older than this are expired by maintenance (time travel stops there)."""
     retention_days: int = Field(0, ge=0)
     """Lake rows older than this many days of arrival are deleted by maintenance (0 = keep)."""
+    lease_seconds: float = Field(30.0, ge=1, le=3600)
+    """How long a node's claim on a judge pair holds unless renewed (each tick renews the
+    pairs in flight past half their lease); a node that stops renewing (killed, paused) loses
+    its pairs to another node after this long."""
 
     @field_validator("node_id")
     @classmethod

@@ -83,11 +83,20 @@ class Coordination(Protocol):
         ...
 
     def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
-              limit: int, lease_s: float) -> list[Claim]:
+              limit: int, lease_s: float, steal_after_s: float = 0.0) -> list[Claim]:
         """Take up to ``limit`` due pairs of these (scorer id, version)s: ``pending``,
         ``retrying`` or ``over_budget`` whose ``next_attempt_at`` has come and whose lease, if
         any, has ended, oldest first, skipping pairs another transaction is claiming. Each
-        gets ``owner``, a lease to ``now + lease_s`` and a new fence."""
+        gets ``owner``, a lease to ``now + lease_s`` and a new fence. A pair whose decision
+        row names another ``home`` (the node that decided it, which holds its trace) is taken
+        only once it has been due for ``steal_after_s``."""
+        ...
+
+    def claim_pairs(self, pairs: Sequence[PairId], *, owner: str, now: datetime,
+                    lease_s: float) -> list[Claim]:
+        """Take these open pairs (a backfill's, due or not) whose lease, if any, has ended;
+        the pairs another node holds or decided, or another transaction is claiming, are
+        left out."""
         ...
 
     def renew(self, claims: Sequence[Claim], *, now: datetime, lease_s: float) -> list[Claim]:
@@ -112,6 +121,31 @@ class Coordination(Protocol):
 
     def release(self, claims: Sequence[Claim]) -> None:
         """Give claims back without deciding (a node stopping): others may claim them now."""
+        ...
+
+    def mark_over_budget(self, versions: Sequence[tuple[str, str]], *, reason: str,
+                         now: datetime) -> None:
+        """Mark the due ``pending``/``retrying`` pairs of these versions that no node holds
+        ``over_budget`` with ``reason`` (the budget's cap is reached)."""
+        ...
+
+    def executions(self, score_id: str) -> list[dict[str, Any]]:
+        """The judge executions stored for a pair's score id (execution id, status, error code,
+        created_at and the usage and cost columns): earlier attempts' spend, and when its
+        first failed call was."""
+        ...
+
+    def version_starts(self) -> dict[tuple[str, str], datetime]:
+        """Each (scorer id, version)'s first decision (where its lookback starts)."""
+        ...
+
+    def open_stats(self, versions: Sequence[tuple[str, str]]) -> tuple[int, datetime | None]:
+        """Traces with open decisions of these versions, and the oldest open decision."""
+        ...
+
+    def lead(self, role: str) -> bool:
+        """True when this node does ``role`` (e.g. ``"monitors"``): the first node to ask takes
+        it and keeps it while it runs; the others get False until it stops."""
         ...
 
     def spend(self, now: datetime) -> Spend:

@@ -156,6 +156,9 @@ class Flusher:
         self._retained_to = EPOCH
         self._traces_due: tuple[FlushMark, FlushMark] | None = None
         """(previous mark, mark) of flushes whose traces upsert has not committed."""
+        self.upserted = FlushMark()
+        """The last flush whose traces are in PostgreSQL's ``traces`` too (its ``nodes`` then
+        lists this node for every trace it flushed): live scoring's placement waits for it."""
 
     # -- the note in the lake -------------------------------------------------------------
 
@@ -193,6 +196,7 @@ class Flusher:
                 self._upsert_traces(before, self.mark)
                 log.warning("flush %d of node %s was in the lake but not in PostgreSQL's "
                             "traces; upserted its traces now", self.mark.flush_no, self.node_id)
+            self.upserted = self.mark
             if missing.num_rows:
                 self.stats.recovered += missing.num_rows
                 self._note(missing.to_pylist())
@@ -300,6 +304,7 @@ class Flusher:
                         str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return False
         self._traces_due = None
+        self.upserted = mark
         return True
 
     def _lake_transaction(self) -> tuple[FlushMark, _Window] | None:

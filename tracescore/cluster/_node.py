@@ -9,11 +9,12 @@ readers' view of the store is ``reader()`` (``ClusterStore``).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from ._config import ClusterSettings
@@ -21,7 +22,10 @@ from ._errors import ClusterUnavailable, FlushFailed
 from ._flush import Flusher, FlushMark
 from ._lake import attach, extension_files
 from ._maintenance import Maintenance
+from ._pg_coordination import PgCoordination
+from ._pg_judge_cache import PgJudgeCache
 from ._pg_schema import SCHEMA, ensure
+from ._pg_writes import PgWrites
 from ._reads import ClusterStore
 from ._views import create_views
 
@@ -29,6 +33,12 @@ log = logging.getLogger(__name__)
 
 _NODE_LOCK_CLASS = 0x7473
 """First key of the session advisory lock a running node holds on its id."""
+
+PLACE_GRACE_S = 1.0
+"""Time past another node's flush interval for its flush to commit (``place``)."""
+ORPHAN_S = 60.0
+"""How long past its placement a trace another node owns waits before this node scores it
+(at least ten flush intervals)."""
 
 TICK_S = 0.25
 """How often the node's thread looks whether a flush is due."""
@@ -133,7 +143,7 @@ class ClusterNode:
         assert self.local is not None and self.flusher is not None
         flusher = self.flusher
         return ClusterStore(self._store, local=self.local, arrival_range=self.arrival_range,
-                            span_mark=lambda: flusher.mark.span_mark)
+                            span_mark=lambda: flusher.mark.span_mark, pg_read=self.pg_read)
 
     def stop(self, *, flush: bool = True) -> None:
         """Stop the thread; flush once more (unless ``flush`` is False)."""
@@ -176,24 +186,96 @@ class ClusterNode:
 
     # -- PostgreSQL reads -----------------------------------------------------------------
 
-    def arrival_range(self, trace_id: str) -> tuple[datetime, datetime] | None:
-        """The trace's first and last arrival over every node, from PostgreSQL ``traces``."""
+    def pg_read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """A read on the node's PostgreSQL read connection (``search_path`` is the
+        ``tracescore`` schema): row dicts."""
         with self._read_lock:
             try:
                 if self._read_conn is None or self._read_conn.closed:
                     self._read_conn = pg_connect(self.settings)
                     self._read_conn.autocommit = True
-                row = self._read_conn.execute(
-                    f"SELECT first_received_at, last_received_at FROM {SCHEMA}.traces "
-                    "WHERE trace_id = %s", [trace_id]).fetchone()
+                    self._read_conn.execute(f"SET search_path TO {SCHEMA}")
+                cur = self._read_conn.execute(sql, list(params))
+                names = [d.name for d in cur.description or ()]
+                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
             except Exception:
                 if self._read_conn is not None:
                     self._read_conn.close()
                 self._read_conn = None
                 raise
-        if row is None or row[0] is None:
+
+    def arrival_range(self, trace_id: str) -> tuple[datetime, datetime] | None:
+        """The trace's first and last arrival over every node, from PostgreSQL ``traces``."""
+        rows = self.pg_read("SELECT first_received_at, last_received_at FROM traces "
+                            "WHERE trace_id = %s", [trace_id])
+        if not rows or rows[0]["first_received_at"] is None:
             return None
-        return row[0], row[1]
+        return rows[0]["first_received_at"], rows[0]["last_received_at"]
+
+    # -- live scoring ---------------------------------------------------------------------
+
+    def coordination(self) -> PgCoordination:
+        """The scoring queue's coordination on this cluster's PostgreSQL (its own connection)."""
+        return PgCoordination(lambda: pg_connect(self.settings))
+
+    def shared_writes(self) -> PgWrites:
+        """Store-style writes into PostgreSQL's tables (live scoring's monitor events)."""
+        return PgWrites(self.settings)
+
+    def judge_cache(self, *, max_bytes: int, max_age_s: float) -> PgJudgeCache:
+        """The judge-call cache every node shares (PostgreSQL's ``judge_cache``)."""
+        return PgJudgeCache(lambda: pg_connect(self.settings), max_bytes=max_bytes,
+                            max_age_s=max_age_s)
+
+    def place(self, traces: Sequence[tuple[str, datetime, datetime]], now: datetime
+              ) -> dict[str, tuple[str, datetime | None]]:
+        """Where live scoring scores each trace that settled in this node's file, given as
+        (trace id, last arrival here, ready here at): ``local`` when only this node received
+        it, ``lake`` when several did and this node owns it (``owner``), else ``wait`` or
+        ``elsewhere`` with when to ask again (``tracescore.live``'s ``_placement``).
+
+        A trace waits until this node's spans of it are in PostgreSQL's ``traces`` (a flush
+        and its upsert) and until the flush interval (plus ``PLACE_GRACE_S``) has passed since
+        it settled here, so that spans other nodes received by then are flushed too and
+        ``traces.nodes`` names them. A trace another node owns is scored here from the lake
+        after ``ORPHAN_S`` more, should that node not have decided it (it stopped for good):
+        whoever decides a pair first wins, so this never scores a pair twice."""
+        flusher = self.flusher
+        interval = timedelta(seconds=self.settings.flush_interval_seconds + PLACE_GRACE_S)
+        upserted = flusher.upserted.span_mark if flusher is not None else None
+        out: dict[str, tuple[str, datetime | None]] = {}
+        asked: dict[str, datetime] = {}
+        for trace_id, last, ready in traces:
+            due = ready + interval
+            if upserted is None or last > upserted:
+                out[trace_id] = ("wait", now + timedelta(seconds=TICK_S * 2))
+            elif due > now:
+                out[trace_id] = ("wait", due)
+            else:
+                asked[trace_id] = ready
+        if not asked:
+            return out
+        nodes = {row["trace_id"]: row["nodes"] for row in self.pg_read(
+            "SELECT trace_id, nodes FROM traces WHERE trace_id = ANY(%s)", [list(asked)])}
+        orphan = timedelta(seconds=max(ORPHAN_S, 10 * self.settings.flush_interval_seconds))
+        for trace_id, ready in asked.items():
+            found = [n for n in (nodes.get(trace_id) or ()) if n]
+            if len(found) <= 1 or self.node_id not in found:
+                out[trace_id] = ("local", None)
+            elif owner(trace_id, found) == self.node_id:
+                out[trace_id] = ("lake", None)
+            elif now >= ready + interval + orphan:
+                out[trace_id] = ("lake", None)  # its owner has not decided it: score it here
+            else:
+                out[trace_id] = ("elsewhere", ready + interval + orphan)
+        return out
 
 
-__all__ = ["ClusterNode", "pg_connect"]
+def owner(trace_id: str, nodes: Sequence[str]) -> str:
+    """The node that scores a trace several nodes received: the highest of
+    sha1(node id, trace id) over those nodes (rendezvous hashing). Every node computes the
+    same from ``traces.nodes``; a node added to that list takes over only the traces it wins."""
+    return max(nodes, key=lambda node: hashlib.sha1(f"{node}/{trace_id}".encode()).digest())
+
+
+__all__ = ["ORPHAN_S", "PLACE_GRACE_S", "ClusterNode", "owner", "pg_connect"]

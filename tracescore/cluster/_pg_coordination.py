@@ -23,6 +23,17 @@ from ._pg_schema import SCHEMA, PgTable, pg_tables
 
 OPEN = ("pending", "retrying", "over_budget")
 
+_TAKE = f"""
+UPDATE {SCHEMA}.scoring_decisions d
+SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
+FROM due
+WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
+  AND d.scorer_version = due.scorer_version
+RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
+          d.created_at, d.session_id, d.fence
+"""
+"""Takes the pairs a claim's ``due`` selected: a lease, a new fence, the claimed rows back."""
+
 _CLAIM_SQL = f"""
 WITH due AS (
     SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version
@@ -32,18 +43,27 @@ WITH due AS (
     WHERE d.decision IN ('pending', 'retrying', 'over_budget')
       AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
       AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+      AND (d.home IS NULL OR d.home = %(owner)s
+           OR coalesce(d.next_attempt_at, d.created_at) <= %(steal)s)
     ORDER BY coalesce(d.next_attempt_at, d.created_at), d.created_at
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
 )
-UPDATE {SCHEMA}.scoring_decisions d
-SET owner = %(owner)s, lease_until = %(lease)s, fence = coalesce(d.fence, 0) + 1
-FROM due
-WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
-  AND d.scorer_version = due.scorer_version
-RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
-          d.created_at, d.session_id, d.fence
-"""
+""" + _TAKE
+
+_CLAIM_PAIRS_SQL = f"""
+WITH due AS (
+    SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version
+    FROM {SCHEMA}.scoring_decisions d
+    JOIN unnest(%(t)s::text[], %(s)s::text[], %(i)s::text[], %(v)s::text[])
+      AS p(trace_id, span_id, scorer_id, scorer_version)
+      ON d.trace_id = p.trace_id AND d.span_id = p.span_id AND d.scorer_id = p.scorer_id
+     AND d.scorer_version = p.scorer_version
+    WHERE d.decision IN ('pending', 'retrying', 'over_budget')
+      AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+    FOR UPDATE OF d SKIP LOCKED
+)
+""" + _TAKE
 
 _HELD = """d.trace_id = c.trace_id AND d.span_id = c.span_id AND d.scorer_id = c.scorer_id
   AND d.scorer_version = c.scorer_version AND d.owner = c.owner AND d.fence = c.fence"""
@@ -72,6 +92,31 @@ WHERE d.trace_id = %(trace_id)s AND d.span_id = %(span_id)s AND d.scorer_id = %(
   AND d.scorer_version = %(scorer_version)s AND d.owner = %(owner)s AND d.fence = %(fence)s
 """
 
+_OVER_BUDGET_SQL = f"""
+UPDATE {SCHEMA}.scoring_decisions d
+SET decision = 'over_budget', last_error = %(reason)s, updated_at = %(now)s
+FROM unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
+WHERE d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
+  AND d.decision IN ('pending', 'retrying')
+  AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
+  AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+"""
+
+_OPEN_STATS_SQL = f"""
+SELECT count(DISTINCT d.trace_id), min(d.created_at)
+FROM {SCHEMA}.scoring_decisions d
+JOIN unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
+  ON d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
+WHERE d.decision IN ('pending', 'retrying', 'over_budget')
+"""
+
+_EXECUTION_COLUMNS = ("execution_id", "status", "error_code", "created_at", "input_tokens",
+                      "output_tokens", "total_tokens", "reasoning_tokens",
+                      "cached_input_tokens", "cost_amount", "cost_source")
+
+_LEAD_CLASS = 0x7474
+"""First key of the session advisory lock of a role one node at a time takes (monitors)."""
+
 _SPEND_SQL = f"""
 SELECT
   coalesce(sum(cost_amount) FILTER (WHERE created_at >= %(hour)s
@@ -97,6 +142,7 @@ class PgCoordination:
         self._conn: Any = None
         self._lock = threading.Lock()
         self._tables: dict[str, PgTable] = pg_tables()
+        self._leads: dict[str, Any] = {}
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -113,11 +159,14 @@ class PgCoordination:
                 raise
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections (the roles this node led go with them)."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            for conn in self._leads.values():
+                conn.close()
+            self._leads.clear()
 
     def decided(self, trace_ids: Sequence[str]) -> set[tuple[str, str, str]]:
         """See ``Coordination.decided``."""
@@ -143,7 +192,7 @@ class PgCoordination:
         return {(r[0], r[1], r[2], r[3]) for r in inserted}
 
     def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
-              limit: int, lease_s: float) -> list[Claim]:
+              limit: int, lease_s: float, steal_after_s: float = 0.0) -> list[Claim]:
         """See ``Coordination.claim``."""
         if not versions or limit <= 0:
             return []
@@ -151,7 +200,23 @@ class PgCoordination:
         with self._transaction() as cur:
             cur.execute(_CLAIM_SQL, {"ids": [v[0] for v in versions],
                                      "versions": [v[1] for v in versions], "now": now,
-                                     "limit": limit, "owner": owner, "lease": lease})
+                                     "limit": limit, "owner": owner, "lease": lease,
+                                     "steal": now - timedelta(seconds=steal_after_s)})
+            rows = cur.fetchall()
+        return [Claim(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0), r[6], r[7], owner,
+                      int(r[8]), lease) for r in rows]
+
+    def claim_pairs(self, pairs: Sequence[PairId], *, owner: str, now: datetime,
+                    lease_s: float) -> list[Claim]:
+        """See ``Coordination.claim_pairs``."""
+        if not pairs:
+            return []
+        lease = now + timedelta(seconds=lease_s)
+        with self._transaction() as cur:
+            cur.execute(_CLAIM_PAIRS_SQL, {
+                "t": [p[0] for p in pairs], "s": [p[1] for p in pairs],
+                "i": [p[2] for p in pairs], "v": [p[3] for p in pairs], "now": now,
+                "owner": owner, "lease": lease})
             rows = cur.fetchall()
         return [Claim(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0), r[6], r[7], owner,
                       int(r[8]), lease) for r in rows]
@@ -201,6 +266,60 @@ class PgCoordination:
         if claims:
             with self._transaction() as cur:
                 cur.execute(_RELEASE_SQL, _claims_params(claims))
+
+    def mark_over_budget(self, versions: Sequence[tuple[str, str]], *, reason: str,
+                         now: datetime) -> None:
+        """See ``Coordination.mark_over_budget``."""
+        if versions:
+            with self._transaction() as cur:
+                cur.execute(_OVER_BUDGET_SQL, {"ids": [v[0] for v in versions],
+                                               "versions": [v[1] for v in versions],
+                                               "reason": reason, "now": now})
+
+    def executions(self, score_id: str) -> list[dict[str, Any]]:
+        """See ``Coordination.executions``."""
+        with self._transaction() as cur:
+            cur.execute(f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM "
+                        f"{SCHEMA}.judge_executions WHERE score_id = %s", [score_id])
+            return [dict(zip(_EXECUTION_COLUMNS, row, strict=True)) for row in cur.fetchall()]
+
+    def version_starts(self) -> dict[tuple[str, str], datetime]:
+        """See ``Coordination.version_starts``."""
+        with self._transaction() as cur:
+            cur.execute(f"SELECT scorer_id, scorer_version, min(created_at) FROM "
+                        f"{SCHEMA}.scoring_decisions GROUP BY 1, 2")
+            return {(r[0], r[1]): r[2] for r in cur.fetchall()}
+
+    def open_stats(self, versions: Sequence[tuple[str, str]]) -> tuple[int, datetime | None]:
+        """See ``Coordination.open_stats``."""
+        if not versions:
+            return 0, None
+        with self._transaction() as cur:
+            cur.execute(_OPEN_STATS_SQL, {"ids": [v[0] for v in versions],
+                                          "versions": [v[1] for v in versions]})
+            row = cur.fetchone()
+        return int(row[0] or 0), row[1]
+
+    def lead(self, role: str) -> bool:
+        """See ``Coordination.lead``: a session advisory lock on the role, on a connection of
+        its own held while this node runs."""
+        conn = self._leads.get(role)
+        if conn is not None and not conn.closed:
+            try:
+                conn.execute("SELECT 1").fetchone()
+                return True
+            except Exception:  # noqa: BLE001 - the connection (and the lock) is gone
+                conn.close()
+                del self._leads[role]
+        conn = self._connect()
+        conn.autocommit = True
+        got = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                           [_LEAD_CLASS, role]).fetchone()[0]
+        if not got:
+            conn.close()
+            return False
+        self._leads[role] = conn
+        return True
 
     def spend(self, now: datetime) -> Spend:
         """See ``Coordination.spend``."""

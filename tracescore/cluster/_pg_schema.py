@@ -9,7 +9,8 @@ adds missing columns; nothing is dropped). On top of the local columns:
 - ``trace_nodes``: one row per (trace, node) with that node's span columns and totals, written
   whole at each flush (an idempotent upsert), from which ``traces`` is folded.
 - ``scoring_decisions.owner``, ``lease_until``, ``fence``: the claim on a pair
-  (``_pg_coordination.py``).
+  (``_pg_coordination.py``); ``home``: the node that decided it (its trace is in that node's
+  file and cache: other nodes take its pairs only once they waited).
 - ``node_flushes``: each node's last flush whose ``traces`` upsert committed.
 """
 
@@ -27,8 +28,15 @@ SCHEMA = "tracescore"
 LAKE_TABLES = ("spans", "logs", "model_calls")
 """Tables stored in the lake (partitioned by day of arrival), not in PostgreSQL."""
 
-LOCAL_ONLY = ("cluster_flushes",)
-"""Tables that stay in each node's file."""
+LOCAL_ONLY = (
+    "cluster_flushes",
+    "session_turns",  # the totals maintainer's read of the node's own session traces
+    # Labels, review queues and judge agreement are written by the node that took the
+    # request (their SQL is DuckDB's): each node's own, read from its file.
+    "label_schemas", "labels", "review_queues", "review_items", "review_claims",
+    "judge_agreement", "annotator_agreement", "scorer_versions", "canary_runs",
+)
+"""Tables that stay in each node's file (``/api/sql`` on the node reads its own)."""
 
 _TYPES = {
     "VARCHAR": "text",
@@ -53,7 +61,7 @@ _TYPES = {
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "traces": (("nodes", "VARCHAR[]"), ("updated_at", "TIMESTAMP")),
     "scoring_decisions": (("owner", "VARCHAR"), ("lease_until", "TIMESTAMP"),
-                          ("fence", "BIGINT")),
+                          ("fence", "BIGINT"), ("home", "VARCHAR")),
 }
 """Columns the PostgreSQL tables have beyond the local ones (DuckDB types)."""
 
@@ -69,6 +77,8 @@ NODE_FLUSHES: tuple[tuple[str, str], ...] = (
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS traces_last_received ON {s}.traces (last_received_at)",
     "CREATE INDEX IF NOT EXISTS traces_start ON {s}.traces (start_time)",
+    "CREATE INDEX IF NOT EXISTS traces_page ON {s}.traces (start_time DESC NULLS LAST, "
+    "trace_id)",
     "CREATE INDEX IF NOT EXISTS scores_trace ON {s}.scores (trace_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_score ON {s}.judge_executions (score_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_created ON {s}.judge_executions (created_at)",
@@ -141,33 +151,52 @@ def pg_tables() -> dict[str, PgTable]:
     return out
 
 
-def create_statements(tables: Iterable[PgTable]) -> list[str]:
+def create_statements(tables: Iterable[PgTable], *,
+                      existing: Mapping[str, set[str]] | None = None,
+                      indexes: set[str] | None = None) -> list[str]:
     """``CREATE TABLE IF NOT EXISTS`` and ``ADD COLUMN IF NOT EXISTS`` for each table (a column
-    added later is nullable: rows written before it have no value), then the indexes."""
-    out = [f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"]
+    added later is nullable: rows written before it have no value), then the indexes. Given
+    the ``existing`` tables' columns and the ``indexes`` there, only what is missing (an
+    ``ALTER TABLE`` takes the table's strongest lock even when the column exists, which would
+    stop, or deadlock with, the scoring transactions of the nodes already running)."""
+    out = [f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"] if existing is None else []
     for table in tables:
-        parts = [f"{name} {pg_type(table.name, name, sql_type)}"
-                 for name, sql_type in table.columns]
-        if table.key:
-            parts.append(f"PRIMARY KEY ({', '.join(table.key)})")
-        body = ",\n    ".join(parts)
-        out.append(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table.name} (\n    {body}\n)")
+        have = None if existing is None else existing.get(table.name)
+        if have is None:
+            parts = [f"{name} {pg_type(table.name, name, sql_type)}"
+                     for name, sql_type in table.columns]
+            if table.key:
+                parts.append(f"PRIMARY KEY ({', '.join(table.key)})")
+            body = ",\n    ".join(parts)
+            out.append(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table.name} (\n    {body}\n)")
         for name, sql_type in table.columns:
+            if have is not None and name in have:
+                continue
             nullable = pg_type(table.name, name, sql_type).replace(" NOT NULL", "")
             out.append(f"ALTER TABLE {SCHEMA}.{table.name} ADD COLUMN IF NOT EXISTS {name} "
                        f"{nullable}")
-    out += [index.format(s=SCHEMA) for index in _INDEXES]
+    out += [index.format(s=SCHEMA) for index in _INDEXES
+            if indexes is None or index.split()[5] not in indexes]
     return out
 
 
 def ensure(conn: Any) -> dict[str, PgTable]:
     """Create or widen the schema on a psycopg connection (one transaction, under an advisory
-    lock so nodes starting together do not race); returns the tables."""
+    lock so nodes starting together do not race; only what is missing, so a node joining a
+    running cluster takes no lock the others' transactions wait on); returns the tables."""
     tables = pg_tables()
-    statements = create_statements(tables.values())
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
-        for statement in statements:
+        cur.execute("SELECT table_name, column_name FROM information_schema.columns "
+                    "WHERE table_schema = %s", [SCHEMA])
+        existing: dict[str, set[str]] = {}
+        for table, column in cur.fetchall():
+            existing.setdefault(table, set()).add(column)
+        cur.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", [SCHEMA])
+        indexes = {row[0] for row in cur.fetchall()}
+        cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        for statement in create_statements(tables.values(), existing=existing,
+                                           indexes=indexes):
             cur.execute(statement)
     return tables
 

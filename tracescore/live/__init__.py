@@ -17,6 +17,7 @@ from ._config import (
     parse_live_settings,
     parse_scorer_entries,
 )
+from ._coordination import LiveCoordination, LocalCoordination
 from ._defaults import (
     answer_relevancy_scorer,
     faithfulness_scorer,
@@ -39,6 +40,7 @@ from ._scheduler import LiveScheduler
 from ._segments import SpendPacer, paced_factor
 from ._selection import INTERNAL_MARKER
 from ._setup import check_filters, load_live_config
+from ._shared import SharedCoordination
 from ._stats import LiveStats
 from ._totals import (
     AGENT_TOKEN_KINDS,
@@ -63,9 +65,11 @@ __all__ = [
     "BudgetSettings",
     "BudgetUsage",
     "ConfigError",
+    "LiveCoordination",
     "LiveScheduler",
     "LiveSettings",
     "LiveStats",
+    "LocalCoordination",
     "ModelPrice",
     "MonitorEntry",
     "Monitors",
@@ -76,6 +80,7 @@ __all__ = [
     "RetryDecision",
     "RetryPolicy",
     "ScorerEntry",
+    "SharedCoordination",
     "SpendPacer",
     "TotalsMaintainer",
     "WebhookRefused",

@@ -8,8 +8,9 @@ the tick's expansion, already in a worker thread with the tick's traces loaded, 
 pairs on the spot: it builds each ``ScorerRun`` once per (trace, target span, scorer type) and
 shares it between the scorers of that type, drives ``Scorer.run``'s coroutine to its end (with
 no step that awaits, it never suspends; no event loop is needed) and builds the ``scores`` and
-``scoring_decisions`` rows, still in that thread. The tick then writes them with its other
-decisions in one transaction, Arrow tables built off the event loop (``score_rows_writer``).
+``scoring_decisions`` rows, still in that thread. The tick then records them with its other
+decisions in one transaction, prepared off the event loop (``prepare_rows``: on one node the
+Arrow tables of ``score_rows_writer``).
 
 Exactly once: an inline pair never has a ``pending`` row. Its final decision and its score row
 are committed together with the trace's other decisions; a crash before that commit leaves the
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ._outcome import WorkItem, retry_outcome
 from ._registry import RegisteredScorer
 from ._rows import (
     PairKey,
@@ -47,7 +49,8 @@ from ._rows import (
 from ._transform import build_runs, trace_project
 
 if TYPE_CHECKING:
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
+    from ._coordination import LiveCoordination, Prepared
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +105,7 @@ def handed_over(key: PairKey, reg: RegisteredScorer, now: datetime) -> InlinePai
 
 
 def score_inline(
-    live: LiveScheduler,
+    live: LiveContext,
     pairs: list[tuple[PairKey, RegisteredScorer]],
     traces: Mapping[str, Any],
     *,
@@ -143,7 +146,7 @@ def score_inline(
     return out
 
 
-def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
+def _score(live: LiveContext, key: PairKey, reg: RegisteredScorer, run: Any,
            project: str | None, *, source: str, now: datetime,
            dump: Callable[[Any], Any] = plain) -> InlinePair:
     assert reg.scorer is not None
@@ -177,9 +180,7 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
             return handed_over(key, reg, begun)
         verdict = live.policy.decide(kind, attempts=0)
         if not verdict.final:
-            from ._worker import WorkItem, _retry
-
-            outcome = _retry(live, WorkItem(key), reg, failure, verdict, [], now, now)
+            outcome = retry_outcome(live, WorkItem(key), reg, failure, verdict, [], now, now)
             return InlinePair(key, reg, "retrying", decisions=outcome.decisions)
         status = decision = "failed"
         last_error, error = short_error(failure), error_info(failure, kind=kind)
@@ -196,34 +197,27 @@ def _score(live: LiveScheduler, key: PairKey, reg: RegisteredScorer, run: Any,
     return InlinePair(key, reg, decision, [score], [row], status)
 
 
-def inline_writer(decisions: list[dict[str, Any]], pairs: list[InlinePair],
-                  now: datetime) -> tuple[Any, Callable[[bool], Any], list[InlinePair]]:
-    """The store writer of a tick's new decisions and inline pairs' rows (built in the worker
-    thread; every row is new, so ``fresh``), a function building it again (``fresh=False``
-    after ``DuplicateRows``), and the pairs as written: a pair whose rows do not fit the
+def prepare_rows(coordination: LiveCoordination, decisions: list[dict[str, Any]],
+                 pairs: list[InlinePair], now: datetime) -> tuple[Prepared, list[InlinePair]]:
+    """A tick's new decisions and inline pairs' rows prepared to record (in the worker thread;
+    ``LiveCoordination.prepare``), and the pairs as prepared: a pair whose rows do not fit the
     tables is handed over as pending."""
-    from tracescore.store import score_rows_writer
 
-    def builder(items: list[InlinePair]) -> Callable[[bool], Any]:
-        def build(fresh: bool) -> Any:
-            return score_rows_writer([r for p in items for r in p.scores], (),
-                                     decisions + [r for p in items for r in p.decisions],
-                                     fresh=fresh)
-        return build
+    def prepare(items: list[InlinePair]) -> Prepared:
+        return coordination.prepare(decisions + [r for p in items for r in p.decisions],
+                                    [r for p in items for r in p.scores])
 
-    build = builder(pairs)
     try:
-        return build(True), build, pairs
+        return prepare(pairs), pairs
     except Exception:  # noqa: BLE001 - find the pair at fault below
         kept = []
         for pair in pairs:
             try:
-                score_rows_writer(pair.scores, (), pair.decisions)
+                coordination.prepare(pair.decisions, pair.scores)
             except Exception as exc:  # noqa: BLE001
                 logger.warning("scorer %s on trace %s span %s: rows refused (%s); it runs "
                                "again as a pending pair", pair.reg.id, pair.key.trace_id,
                                pair.key.span_id, short_error(exc))
                 pair = handed_over(pair.key, pair.reg, now)
             kept.append(pair)
-        build = builder(kept)
-        return build(True), build, kept
+        return prepare(kept), kept

@@ -36,7 +36,7 @@ from ._registry import RegisteredScorer, Registry
 if TYPE_CHECKING:
     from tracescore.model import JudgeUsage
 
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
 
 
 @dataclass
@@ -100,7 +100,7 @@ def judge_price(pricing: Pricing) -> Any:
     return price
 
 
-def run_options(live: LiveScheduler, reg: RegisteredScorer) -> dict[str, Any]:
+def run_options(live: LiveContext, reg: RegisteredScorer) -> dict[str, Any]:
     """The ``judge_options`` of one run of ``reg`` (see the module docstring)."""
     settings = live.settings
     if reg.judge_timeout_s is not None:

@@ -120,6 +120,10 @@ async def rescore(
     if not (failed or since is not None or trace_ids):
         raise ConfigError("say which pairs to rescore: failed, since or trace ids (rescoring "
                           "every pair of a scorer is a new version's work: change its config)")
+    if live.coordination.shared and not dry_run:
+        raise ConfigError("rescore does not run in cluster mode yet (its archive and new "
+                          "pending rows are written to one node's file); count the pairs with "
+                          "dry_run, or rescore on a single node")
     reg = _scorer(live, scorer_id)
     rows = await live.read(*select_query(reg.id, reg.version, failed=failed, since=since,
                                          trace_ids=trace_ids))

@@ -20,7 +20,7 @@ from ._registry import RegisteredScorer
 from ._rows import PairKey
 
 if TYPE_CHECKING:
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def unsure_item(reg: RegisteredScorer, key: PairKey,
         "reason": f"the cheap judge was unsure ({said} < {evidence.get('unsure_below')})"}
 
 
-async def hand_off(live: LiveScheduler, reg: RegisteredScorer, key: PairKey,
+async def hand_off(live: LiveContext, reg: RegisteredScorer, key: PairKey,
                    result: ScorerRunResult | None) -> bool:
     """Offer an unsure cascade item to its review queue; True when it was queued."""
     found = unsure_item(reg, key, result)

@@ -88,11 +88,36 @@ class PairKey:
     own stable id."""
 
     @property
+    def pair(self) -> tuple[str, str, str, str]:
+        """(trace id, span id, scorer id, scorer version): the decision row's key."""
+        return (self.trace_id, self.span_id, self.scorer_id, self.scorer_version)
+
+    @property
     def score_id(self) -> str:
         """The score id of this pair's current attempt: stable (uuid5 of the pair), or the one a
         rescore gave it."""
         return self.rescored_as or score_id_for(self.trace_id, self.span_id, self.scorer_id,
                                                 self.scorer_version)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """An open decision to act on."""
+
+    key: PairKey
+    decision: str = "pending"
+    attempts: int = 0
+    created_at: datetime | None = None
+    """When the decision row was first written (kept when it is replaced)."""
+    claim: Any = field(default=None, compare=False)
+    """The cluster's hold on the pair (``tracescore.cluster.Claim``: owner, fence, lease);
+    None on one node."""
+
+    @property
+    def held_before(self) -> bool:
+        """True when an earlier claim of the pair existed (a node that held it may have
+        stored judge executions before it stopped)."""
+        return self.claim is not None and int(getattr(self.claim, "fence", 0) or 0) > 1
 
 
 def rescore_id(old_score_id: str) -> str:

@@ -22,21 +22,25 @@ commits with the trace's other decisions, before the tick scans again (see ``_in
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import functools
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ._budget import BudgetGuard, BudgetUsage, over_budget_update, usage_query
+from ._budget import BudgetGuard
 from ._config import LiveSettings
 from ._control import RunControl
+from ._coordination import LiveCoordination, LocalCoordination, Prepared, pair_id
 from ._errors import ConfigError
 from ._expand import Expansion, classify, expand
-from ._inline import inline_writer, runs_inline, score_inline
+from ._inline import prepare_rows, runs_inline, score_inline
 from ._judging import JudgeCalls, check_judge_prices, judge_price
+from ._loading import TraceLoader
 from ._monitors import Monitors
+from ._outcome import WorkItem
+from ._placement import Placement, Placer
 from ._pricing import Pricing
 from ._registry import RegisteredScorer, Registry
 from ._repeated import RepeatedFailure
@@ -44,24 +48,20 @@ from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
 from ._segments import SpendPacer, count_offered, refresh_pacing, sample_rates
 from ._selection import (
-    VERSION_STARTS_SQL,
     OpenTrace,
     OpenTraces,
     VersionWindow,
-    decided_query,
-    due_query,
     filter_check_query,
     filter_query,
     internal_query,
-    open_stats_query,
     scan_query,
+    shared_filter_query,
 )
-from ._sessions import SessionSelector, is_session_scorer
+from ._sessions import SessionSelector, is_session_scorer, load_scored_session
 from ._stats import LiveStats
 from ._transform import TraceCache
 from ._trust import JudgeTrust
-from ._worker import WorkItem, first_failure_query, prior_spend_query, score_pair
-from ._writeback import WriteBack
+from ._worker import score_pair
 
 if TYPE_CHECKING:
     from tracescore.store import StoreLike
@@ -69,6 +69,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TRACE_CACHE_SIZE = 128
+DECIDED_CHUNK = 5000
+"""Trace ids per question to a shared queue about what is decided."""
 SCAN_MARGIN = timedelta(seconds=10)
 """Each scan re-reads this much before the previous one, for spans committed late."""
 EXPAND_CHUNK = (64, 256)
@@ -76,9 +78,18 @@ EXPAND_CHUNK = (64, 256)
 are one transaction. A tick's traces go in two chunks within these bounds: the first chunk's
 insert overlaps the second's Python, and each insert's fixed cost (a few milliseconds: the
 Arrow views, the statements, the commit) is shared by up to 256 traces' rows."""
-LOG_LEAD = timedelta(minutes=10)
-"""How long before a trace's first span its log records may have arrived and still be loaded
-with the tick's traces (log exporters often flush before span exporters)."""
+
+
+class SharedView:
+    """The scheduler as its monitors see it in a cluster: the same, but ``store.write`` writes
+    the shared tables (their events go to PostgreSQL's ``monitor_events``)."""
+
+    def __init__(self, live: LiveScheduler, store: Any) -> None:
+        self._live = live
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._live, name)
 
 
 class LiveScheduler:
@@ -93,9 +104,25 @@ class LiveScheduler:
         monitors: Monitors | None = None,
         pricing: Pricing | None = None,
         trust: JudgeTrust | None = None,
+        coordination: LiveCoordination | None = None,
+        reader: StoreLike | None = None,
+        placement: Placement | None = None,
+        judge_cache_factory: Callable[..., Any] | None = None,
+        shared_writes: Any = None,
         _clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store = store
+        """The node's own store: the spans it received (and, on one node, every table)."""
+        self.reader: StoreLike = reader or store
+        """What every node stored (a cluster's ``ClusterStore``: the lake ∪ this node's rows,
+        PostgreSQL's tables); the same store on one node. ``read`` reads it."""
+        self.coordination: LiveCoordination = coordination or LocalCoordination(store)
+        """How pairs are taken and ended: this store alone, or a cluster's PostgreSQL."""
+        self.loader = TraceLoader(store, self.reader)
+        self._placer = Placer(placement) if placement is not None else None
+        self._held: dict[PairKey, WorkItem] = {}
+        """Pairs in flight held by a claim (a cluster's), renewed by ``_renew_leases``."""
+        self._renewer: asyncio.Task[None] | None = None
         self.monitors = monitors if monitors is not None else Monitors()
         self.trust = trust
         self.registry = registry
@@ -119,7 +146,8 @@ class LiveScheduler:
         self._finished: dict[PairKey, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._traces = TraceCache(max(TRACE_CACHE_SIZE, 2 * s.batch_size))
-        self._writeback = WriteBack(store)
+        self._writeback = getattr(self.coordination, "writeback", None)
+        """The local coordination's write-back (group commit), None in a cluster."""
         self._inline: dict[tuple[str, str], bool] = {}
         self._sem: asyncio.Semaphore | None = None
         self._tick_lock: asyncio.Lock | None = None
@@ -135,6 +163,9 @@ class LiveScheduler:
         """``[pricing]`` for judges (None without overrides: litellm's map alone)."""
         self.judge_calls = JudgeCalls()
         self._judge_cache: Any = None
+        self._judge_cache_factory = judge_cache_factory
+        self._shared_writes = shared_writes
+        """Store-style writes into the shared tables (a cluster's PostgreSQL), for monitors."""
         self.pacer = SpendPacer()
         self._judge_check: tuple[Callable[[], Mapping[str, str]] | None,
                                  Callable[[ConfigError], None] | None] = (None, None)
@@ -149,24 +180,43 @@ class LiveScheduler:
         return self._clock()
 
     async def read(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """A store read on a worker thread."""
+        """A read of the scoring tables on a worker thread (every node's, in a cluster)."""
+        return await asyncio.to_thread(self.reader.read, sql, list(params or []))
+
+    async def read_local(self, sql: str, params: Sequence[Any] | None = None
+                         ) -> list[dict[str, Any]]:
+        """A read of this node's own rows (its spans) on a worker thread."""
         return await asyncio.to_thread(self.store.read, sql, list(params or []))
+
+    async def load_session(self, key: PairKey) -> Any:
+        """The conversation of a session decision as it was when decided (every node's
+        traces of it, in a cluster)."""
+        return await asyncio.to_thread(load_scored_session, self.reader, key)
 
     async def write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
                     decisions: list[dict[str, Any]]) -> None:
-        """Write rows in one transaction through the store's writer (shared with other pairs'
-        rows written at the same time); returns after the commit."""
-        await self._writeback.write(scores, executions, decisions)
+        """Write rows that hold no claim in one transaction (on one node through the store's
+        writer, shared with other pairs' rows written at the same time); returns after the
+        commit."""
+        await self.coordination.write(scores, executions, decisions)
+
+    async def complete(self, item: WorkItem, scores: list[dict[str, Any]],
+                       executions: list[dict[str, Any]], decisions: list[dict[str, Any]]
+                       ) -> bool:
+        """End a held pair with its rows (``LiveCoordination.complete``); False when another
+        node took it over meanwhile (its executions are kept, nothing else)."""
+        return await self.coordination.complete(item, scores=scores, executions=executions,
+                                                decisions=decisions)
 
     def submit_write(self, scores: list[dict[str, Any]], executions: list[dict[str, Any]],
                      decisions: list[dict[str, Any]]) -> asyncio.Future[None]:
-        """Queue rows on the write-back now, in order with every later ``write``, without
-        waiting; the future resolves after their commit."""
-        return self._writeback.submit(scores, executions, decisions)
+        """Record judge executions now (on one node queued on the write-back, in order with
+        every later ``write``), without waiting; the future resolves after their commit."""
+        return self.coordination.submit_executions(scores, executions, decisions)
 
     def withdraw_write(self, future: asyncio.Future[None]) -> bool:
         """Take back rows queued by ``submit_write`` that are not being written yet."""
-        return self._writeback.withdraw(future)
+        return self.coordination.withdraw(future)
 
     async def trace(self, trace_id: str) -> Any:
         """A loaded trace (cached: ready traces do not change)."""
@@ -179,15 +229,14 @@ class LiveScheduler:
     async def prior_spend(self, key: PairKey, *, besides: Sequence[str] = ()) -> SpendTotals:
         """Judge totals of earlier attempts of a pair (not counting the executions ``besides``,
         this run's own rows that may already be stored)."""
-        return SpendTotals.of(await self.read(*prior_spend_query(key, besides=besides)))
+        return await self.coordination.prior_spend(key, besides=besides)
 
     async def first_failure(self, key: PairKey, *, besides: Sequence[str] = (),
                             default: datetime) -> datetime:
         """When the pair's first failed judge call was stored (``default`` when none was): the
         start of its transient-retry window after a restart."""
-        [row] = await self.read(*first_failure_query(key, besides=besides))
-        first = row["first"]
-        return first if isinstance(first, datetime) and first < default else default
+        first = await self.coordination.first_failure(key, besides=besides)
+        return first if first is not None and first < default else default
 
     @property
     def judge_cache(self) -> Any:
@@ -196,9 +245,11 @@ class LiveScheduler:
         if self._judge_cache is None and self.settings.judge_cache_max_bytes > 0:
             from tracescore.store import StoreJudgeCache
 
-            self._judge_cache = StoreJudgeCache(
-                self.store, max_bytes=self.settings.judge_cache_max_bytes,
-                max_age_s=self.settings.judge_cache_max_age_seconds)
+            options: dict[str, Any] = {"max_bytes": self.settings.judge_cache_max_bytes,
+                       "max_age_s": self.settings.judge_cache_max_age_seconds}
+            self._judge_cache = (self._judge_cache_factory(**options)
+                                 if self._judge_cache_factory is not None
+                                 else StoreJudgeCache(self.store, **options))
         return self._judge_cache
 
     @property
@@ -225,15 +276,15 @@ class LiveScheduler:
 
     async def prepare(self) -> None:
         """Check filters against the ``traces`` view and work out each version's horizon."""
-        await asyncio.to_thread(self._prepare_sync)
 
-    def _prepare_sync(self) -> None:
+        starts = await self.coordination.version_starts()
+        await asyncio.to_thread(self._prepare_sync, starts)
+
+    def _prepare_sync(self, starts: dict[tuple[str, str], datetime]) -> None:
         for reg in self.registry.enabled():
             self._check_filter(reg)
         if self._judge_check[0] is None:  # else with the judge checks, once litellm loaded
             check_judge_prices(self.registry, self.settings, self.pricing)
-        starts = {(r["scorer_id"], r["scorer_version"]): r["first_decided"]
-                  for r in self.store.read(VERSION_STARTS_SQL)}
         lookback = timedelta(seconds=self.settings.lookback_seconds)
         now = self.now()
         for reg in self.registry.enabled():
@@ -271,6 +322,8 @@ class LiveScheduler:
                           next_run_time=datetime.now(UTC), misfire_grace_time=None)
         scheduler.start()
         self._job_scheduler = scheduler
+        if self.coordination.shared:
+            self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
         names = ", ".join(f"{r.id}@{r.version[:8]}" for r in self.registry.enabled()) or "none"
         logger.info("live scoring started (every %ss; scorers: %s)",
                     self.settings.interval_seconds, names)
@@ -279,6 +332,10 @@ class LiveScheduler:
         """Stop the job and let runs in flight finish (cancelled after ``timeout_s``; a cancelled
         pair stays pending and is scored after the next start)."""
         self._stopped = True
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+            self._renewer = None
         if self._job_scheduler is not None:
             self._job_scheduler.shutdown(wait=False)
             self._job_scheduler = None
@@ -287,9 +344,17 @@ class LiveScheduler:
         await self.drain(timeout_s=timeout_s)
         if self.trust is not None:
             await self.trust.drain()
+        if self._held:  # runs cancelled in flight: others may take their pairs now
+            await self.coordination.release(list(self._held.values()))
+            self._held.clear()
         await self.monitors.drain()
         if self._judge_cache is not None:
             await self._judge_cache.flush()
+        await self.coordination.close()
+        for part in (self._judge_cache, self._shared_writes):  # a cluster's connections
+            close = getattr(part, "close", None)
+            if close is not None:
+                await asyncio.to_thread(close)
 
     async def drain(self, *, timeout_s: float | None = None) -> None:
         """Wait for the runs in flight and for ticks they started (cancel the runs still going
@@ -406,10 +471,7 @@ class LiveScheduler:
         now = self.now()
         if self.budget.active:
             self.budget.begin_snapshot()
-            await self._writeback.flush()  # spend counted so far is in judge_executions
-            [row] = await self.read(*usage_query(now))
-            self.budget.set_snapshot(BudgetUsage(float(row["cost_hour"]), float(row["cost_day"]),
-                                                 int(row["tokens_hour"])))
+            self.budget.set_snapshot(await self.coordination.spend(now))
         await refresh_pacing(self, enabled, now)
         per_trace = [r for r in enabled if not is_session_scorer(r)]
         per_session = [r for r in enabled if is_session_scorer(r)]
@@ -420,7 +482,10 @@ class LiveScheduler:
             # Decisions of the traces seen now were written after their first span arrived:
             # at most max_wait_seconds (+ margin) before these spans, unless a late span came.
             decided_since = since - self._open.max_wait - SCAN_MARGIN
-            rows = await self.read(*scan_query(since, windows, decided_since=decided_since))
+            rows = await self.read_local(*scan_query(since, windows,
+                                                     decided_since=decided_since))
+            if self.coordination.shared:  # the node's file holds no decisions: ask the queue
+                rows = await self._undecided(rows, windows)
             if self._scan_mark is None:
                 self._open.clear()
             self._open.merge(rows)
@@ -446,10 +511,50 @@ class LiveScheduler:
             due_full = await self._dispatch(enabled, now)
         self._more = due_full or left
         await self._update_gauges(enabled, now)
-        if self.monitors:
-            await self.monitors.evaluate(self, now)
+        if self.monitors and await self.coordination.leads("monitors"):
+            view = self if self._shared_writes is None else SharedView(self, self._shared_writes)
+            await self.monitors.evaluate(view, now)
         if self.trust is not None:
             self.trust.tick(self, now)
+
+    async def _undecided(self, rows: list[dict[str, Any]], windows: list[VersionWindow]
+                         ) -> list[dict[str, Any]]:
+        """The scan rows some version in ``windows`` has not decided (``scan_query``'s test,
+        made against a shared queue)."""
+        decided: set[tuple[str, str, str]] = set()
+        ids = [r["trace_id"] for r in rows]
+        for start in range(0, len(ids), DECIDED_CHUNK):
+            decided |= await self.coordination.decided(ids[start:start + DECIDED_CHUNK])
+        return [r for r in rows if any(
+            r["first_received"] >= w.horizon
+            and (r["trace_id"], w.scorer_id, w.scorer_version) not in decided for w in windows)]
+
+    async def _renew_leases(self) -> None:
+        """A cluster's lease keeper: every quarter lease, renew the pairs in flight that are
+        past a quarter of theirs (its own task: a long tick never makes a lease run out)."""
+        lease_s = float(getattr(self.coordination, "lease_s", 30.0))
+        while not self._stopped:
+            await asyncio.sleep(lease_s / 4)
+            try:
+                await self._renew(self.now(), lease_s)
+            except Exception as exc:  # noqa: BLE001 - PostgreSQL away: try again shortly
+                logger.warning("could not renew the leases of %d pairs in flight: %s",
+                               len(self._held), exc)
+
+    async def _renew(self, now: datetime, lease_s: float) -> None:
+        """Renew the leases of pairs in flight that have less than 3/4 of a lease left."""
+        due = [item for item in self._held.values()
+               if item.claim is not None and (item.claim.lease_until - now).total_seconds()
+               < lease_s * 3 / 4]
+        if not due:
+            return
+        renewed = {item.key: item for item in await self.coordination.renew(due, now=now)}
+        for item in due:
+            if item.key in self._held:
+                if item.key in renewed:
+                    self._held[item.key] = renewed[item.key]
+                else:
+                    del self._held[item.key]  # lost: its run's end is fenced out
 
     def horizon(self, reg: RegisteredScorer, now: datetime) -> datetime:
         """The earliest arrival a scorer version scores (its first decision less
@@ -464,8 +569,16 @@ class LiveScheduler:
 
     async def _expand_ready(self, enabled: list[RegisteredScorer], now: datetime, *,
                             limit: int) -> bool:
-        """Expand up to ``limit`` ready traces; True when more are ready."""
+        """Expand up to ``limit`` ready traces; True when more are ready. In a cluster the
+        placement says which may go now, and which from the lake (``_placement``)."""
         ready = self._open.ready(now)
+        if ready and self._placer is not None:
+            chosen, lake = await self._placer.split(ready, now, settle=self._open.settle,
+                                                    max_wait=self._open.max_wait, limit=limit)
+            if chosen:
+                await self.expand(chosen, enabled, now=now, lake=lake)
+                self._open.drop(t.trace_id for t in chosen)
+            return len(chosen) >= limit
         if ready:
             await self.expand(ready[:limit], enabled, now=now)
             self._open.drop(t.trace_id for t in ready[:limit])
@@ -476,19 +589,20 @@ class LiveScheduler:
                        horizons: dict[tuple[str, str], datetime] | None = None) -> Expansion:
         """What can be decided about traces × scorers without loading them (reads only)."""
         ids = [t.trace_id for t in traces]
-        decided = {(r["trace_id"], r["scorer_id"], r["scorer_version"])
-                   for r in await self.read(*decided_query(ids))}
+        decided = await self.coordination.decided(ids)
         unchecked = [t for t in traces if t.internal is None]
         if unchecked:
             since = min(t.first_received for t in unchecked) - SCAN_MARGIN  # as ``expand`` loads
-            marked = {r["trace_id"] for r in await self.read(
+            marked = {r["trace_id"] for r in await self.read_local(
                 *internal_query([t.trace_id for t in unchecked], since))}
             for trace in unchecked:
                 trace.internal = trace.trace_id in marked
         matches: dict[str, set[str]] = {}
         for reg in scorers:
             if reg.filter is not None:
-                found = await self.read(*filter_query(reg.filter, ids))
+                found = await (self.read(*shared_filter_query(reg.filter, ids))
+                               if self.coordination.shared
+                               else self.read_local(*filter_query(reg.filter, ids)))
                 matches[reg.id] = {r["trace_id"] for r in found}
         rates, bases = await sample_rates(self, ids, scorers, now)
         out = classify(traces, scorers, decided=decided, matches=matches,
@@ -500,21 +614,25 @@ class LiveScheduler:
     async def expand(self, traces: list[OpenTrace], scorers: list[RegisteredScorer], *,
                      now: datetime,
                      horizons: dict[tuple[str, str], datetime] | None = None,
-                     source: str = "live") -> Expansion:
+                     source: str = "live", lake: Collection[str] = ()) -> Expansion:
         """Decide ready traces × scorers: write trace-level decisions and pending pairs, and
         score the pairs of inline scorers on the spot (``_inline``); every row has been
         committed when this returns.
 
         The traces are loaded in one read, then expanded and scored in chunks (``EXPAND_CHUNK``)
         in a worker thread, each chunk's rows written in one transaction while the next chunk
-        is scored (the writer's insert overlaps the Python)."""
+        is scored (the writer's insert overlaps the Python). The ids in ``lake`` are read from
+        the lake (a cluster's traces that several nodes received)."""
         out = await self.classify(traces, scorers, now=now, horizons=horizons)
+        if self.coordination.shared and source != "live":
+            lake = set(out.to_load)  # a backfill's traces: any node's, read from the lake
         writes: list[asyncio.Future[Any]] = []
         if out.to_load:
             first = {t.trace_id: t.first_received for t in traces}
             since = min(first[trace_id] for trace_id in out.to_load) - SCAN_MARGIN
             ids = list(out.to_load)
-            load = await asyncio.to_thread(self._load_many_or_fail, ids, since)
+            load = await asyncio.to_thread(
+                functools.partial(self.loader.load_many_or_fail, lake=lake), ids, since)
             decisions, out.decisions = out.decisions, []
             least, most = EXPAND_CHUNK
             size = min(most, max(least, -(-len(ids) // 2)))
@@ -522,9 +640,10 @@ class LiveScheduler:
                 chunk = ids[start:start + size]
                 part = Expansion(decisions=decisions if start == 0 else [],
                                  to_load={t: out.to_load[t] for t in chunk})
-                loaded, writer, build = await asyncio.to_thread(self._expand_part, part, load,
-                                                                now, source)
-                writes.append(asyncio.ensure_future(self._write_new(writer, build)))
+                loaded, prepared = await asyncio.to_thread(self._expand_part, part, load, now,
+                                                           source)
+                writes.append(asyncio.ensure_future(
+                    self.coordination.record_decisions(prepared)))
                 for trace_id, trace in loaded.items():
                     # Kept for the workers' runs (the traces only scored inline are released;
                     # a worker loads a trace it does not find here).
@@ -533,17 +652,18 @@ class LiveScheduler:
                 out.pending += part.pending
                 out.finished += part.finished
         elif out.decisions:
-            from tracescore.store import score_rows_writer
-
-            def build(fresh: bool) -> Any:
-                return score_rows_writer([], [], out.decisions, fresh=fresh)
-
-            writer = await asyncio.to_thread(build, True)
-            writes.append(asyncio.ensure_future(self._write_new(writer, build)))
-        failures = [r for r in await asyncio.gather(*writes, return_exceptions=True)
-                    if isinstance(r, BaseException)]
+            prepared = await asyncio.to_thread(self.coordination.prepare, out.decisions, [])
+            writes.append(asyncio.ensure_future(self.coordination.record_decisions(prepared)))
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
         if failures:
             raise failures[0]
+        inserted = [r for r in results if isinstance(r, Collection)]
+        if inserted:  # a shared queue: keep (and count) what this node decided first
+            mine: set[Any] = set().union(*inserted)
+            out.decisions = [r for r in out.decisions if pair_id(r) in mine]
+            out.pending = [(k, r) for k, r in out.pending if k.pair in mine]
+            out.finished = [p for p in out.finished if p.key.pair in mine]
         for row in out.decisions:
             self.stats.decisions_total[(row["scorer_id"], row["decision"])] += 1
         for pair in out.finished:
@@ -551,16 +671,6 @@ class LiveScheduler:
             if pair.status is not None:
                 self.stats.scores_total[(pair.reg.id, pair.status)] += 1
         return out
-
-    async def _write_new(self, writer: Any, build: Callable[[bool], Any]) -> None:
-        """Write rows built as new (``fresh``); should one be stored already (a backfill that
-        expanded the same trace meanwhile), write them again as replacements."""
-        from tracescore.store import DuplicateRows
-
-        try:
-            await self.store.write(writer)
-        except DuplicateRows:
-            await self.store.write(await asyncio.to_thread(build, False))
 
     def _runs_inline(self, reg: RegisteredScorer) -> bool:
         key = (reg.id, reg.version)
@@ -570,46 +680,13 @@ class LiveScheduler:
         return known
 
     def _load(self, trace_id: str) -> Any:
-        """Worker thread: load a trace and build its step tree (the worker builds runs from it
-        on the event loop)."""
-        from tracescore.traces import load_trace
-
-        trace = load_trace(self.store, trace_id)
-        trace.steps  # noqa: B018 - built here, off the event loop
-        return trace
-
-    def _load_many(self, trace_ids: list[str], since: datetime) -> Callable[[str], Any]:
-        """Load a tick's traces in one read of recent spans (and one of logs); returns a
-        loader per trace id that raises like ``load_trace`` for a trace with no spans."""
-        from tracescore.traces import Trace, TraceNotFound
-
-        spans, logs = self.store.fetch_recent_traces(
-            trace_ids, spans_since=since, logs_since=since - LOG_LEAD)
-
-        def load(trace_id: str) -> Any:
-            rows = spans.get(trace_id.lower())
-            if not rows:
-                raise TraceNotFound(f"no spans stored for trace {trace_id!r} since {since}")
-            return Trace.from_rows(rows, logs=logs.get(trace_id.lower(), ()),
-                                   trace_id=trace_id)
-
-        return load
-
-    def _load_many_or_fail(self, trace_ids: list[str], since: datetime) -> Callable[[str], Any]:
-        """``_load_many``; when the read fails, a loader that raises its error for each trace
-        (each then records the failure)."""
-        try:
-            return self._load_many(trace_ids, since)
-        except Exception as exc:  # noqa: BLE001 - each trace then records the failure
-            def load(trace_id: str, error: Exception = exc) -> Any:
-                raise error
-            return load
+        """Worker thread: load a trace and build its step tree (``TraceLoader.load``)."""
+        return self.loader.load(trace_id)
 
     def _expand_part(self, out: Expansion, load: Callable[[str], Any], now: datetime,
-                     source: str) -> tuple[dict[str, Any], Any, Callable[[bool], Any]]:
+                     source: str) -> tuple[dict[str, Any], Prepared]:
         """Worker thread: expand the traces ``out`` waits on, score the inline pairs; returns
-        the loaded traces, the store writer of every row of ``out`` and its builder
-        (``inline_writer``)."""
+        the loaded traces and every row of ``out`` prepared to record (``prepare_rows``)."""
         # Trace by trace, end to end: a trace's spans, steps and runs die (``release``) before
         # the next trace is loaded, so they never outlive a young garbage-collector generation;
         # only the rows wait for the chunk's transaction. Kept: traces with queued pairs.
@@ -627,9 +704,9 @@ class LiveScheduler:
                 traces[trace_id] = trace
             else:
                 trace.release()  # done with: freed now, not by the cycle collector
-        writer, build, out.finished = inline_writer(out.decisions, pairs, now)
+        prepared, out.finished = prepare_rows(self.coordination, out.decisions, pairs, now)
         out.pending += [(p.key, p.reg) for p in out.finished if p.decision == "pending"]
-        return traces, writer, build
+        return traces, prepared
 
     def _runnable(self, enabled: list[RegisteredScorer], now: datetime) -> list[RegisteredScorer]:
         over = self.budget.exceeded()
@@ -646,34 +723,34 @@ class LiveScheduler:
         """Hand due pairs to workers; True when the batch was full (more may be due)."""
         over = self.budget.exceeded()
         if over is not None:
-            await self._mark_over_budget([r for r in enabled if r.uses_judge], over, now)
+            await self.coordination.mark_over_budget(
+                [(r.id, r.version) for r in enabled if r.uses_judge], reason=over, now=now)
         runnable = self._runnable(enabled, now)
-        capacity = self.settings.batch_size - len(self._inflight)
+        held = self.settings.batch_size
+        if self.coordination.shared:  # take no more than it runs soon: others may take the rest
+            held = min(held, 2 * self.settings.concurrency)
+        capacity = held - len(self._inflight)
         if not runnable or capacity <= 0:
             return capacity <= 0
         by_version = {(r.id, r.version): r for r in runnable}
-        limit = capacity + len(self._inflight)
+        # One node's due read shows its pairs in flight too (skipped below); a shared queue's
+        # claim never returns a pair held by a lease.
+        limit = capacity if self.coordination.shared else capacity + len(self._inflight)
         read_from = self._finished_seq
-        rows = await self.read(*due_query(list(by_version), now=now, limit=limit))
+        items = await self.coordination.claim(list(by_version), now=now, limit=limit)
         stale = {k for k, seq in self._finished.items() if seq > read_from}
         self._finished = {k: seq for k, seq in self._finished.items() if seq > read_from}
-        for row in rows:
-            key = PairKey(row["trace_id"], row["span_id"], row["scorer_id"], row["scorer_version"],
-                          session_id=row["session_id"])
-            if row["score_id"] and row["score_id"] != key.score_id:
-                key = dataclasses.replace(key, rescored_as=row["score_id"])
+        skipped = []
+        for item in items:
+            key = item.key
             if key in self._inflight or key in stale or capacity <= 0:
+                skipped.append(item)
                 continue
-            item = WorkItem(key, row["decision"], int(row["attempts"] or 0), row["created_at"])
             self.submit(item, by_version[(key.scorer_id, key.scorer_version)], source="live")
             capacity -= 1
-        return len(rows) >= limit
-
-    async def _mark_over_budget(self, judged: list[RegisteredScorer], reason: str,
-                                now: datetime) -> None:
-        if judged:
-            await self.store.write(over_budget_update([(r.id, r.version) for r in judged],
-                                                      reason=reason, now=now))
+        if skipped and self.coordination.shared:
+            await self.coordination.release(skipped)  # held for nothing: others may take them
+        return len(items) >= limit
 
     def submit(self, item: WorkItem, reg: RegisteredScorer, *, source: str) -> asyncio.Task[Any]:
         """Start scoring one pair (waits for a concurrency slot)."""
@@ -690,19 +767,35 @@ class LiveScheduler:
 
     async def _run(self, item: WorkItem, reg: RegisteredScorer, source: str) -> str | None:
         assert self._sem is not None
+        shared = self.coordination.shared
+        decision: str | None = None
         try:
+            if shared:
+                if item.claim is None:  # handed here directly (a backfill): hold it first
+                    held = await self.coordination.claim_pairs([item], now=self.now())
+                    if not held:
+                        return None  # another node holds or decided it
+                    item = held[0]
+                self._held[item.key] = item
             if reg.uses_judge:
                 self._warm_judge()
                 assert self._judge_warmup is not None
                 await asyncio.shield(self._judge_warmup)
-            return await score_pair(self, item, reg, source=source)
+            decision = await score_pair(self, item, reg, source=source)
+            return decision
         except asyncio.CancelledError:
-            raise
+            raise  # (a held pair stays in ``_held``: ``stop`` releases it)
         except Exception:  # noqa: BLE001 - e.g. the store refused a write: retried next tick
             logger.exception("scoring trace %s span %s with %s failed; it stays open",
                              item.key.trace_id, item.key.span_id, reg.id)
             return None
         finally:
+            task = asyncio.current_task()
+            if shared and (task is None or not task.cancelling()):
+                held_item = self._held.pop(item.key, None)
+                if held_item is not None and decision is None:
+                    # Paused, failed or taken over: give the claim back (a no-op when lost).
+                    await self.coordination.release([held_item])
             self._inflight.discard(item.key)
             self._finished_seq += 1
             self._finished[item.key] = self._finished_seq
@@ -710,13 +803,13 @@ class LiveScheduler:
                 self._kick()  # a backlog: tick again now rather than at the next interval
 
     async def _update_gauges(self, enabled: list[RegisteredScorer], now: datetime) -> None:
-        [row] = await self.read(*open_stats_query([(r.id, r.version) for r in enabled]))
+        traces, first = await self.coordination.open_stats([(r.id, r.version) for r in enabled])
         waiting = self._open.ready(now)
         oldest = [t.ready_at(settle=self._open.settle, max_wait=self._open.max_wait)
                   for t in waiting[:1]]
-        if row["oldest"] is not None:
-            oldest.append(row["oldest"])
-        self.stats.traces_waiting = len(waiting) + int(row["traces"] or 0)
+        if first is not None:
+            oldest.append(first)
+        self.stats.traces_waiting = len(waiting) + traces
         self.stats.scoring_lag_seconds = (
             max(0.0, (now - min(oldest)).total_seconds()) if oldest else 0.0)
 

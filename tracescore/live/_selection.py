@@ -21,6 +21,7 @@ tracescore.internal=true`` on a process whose judge calls are traced into traces
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -160,6 +161,19 @@ def filter_query(predicate: str, trace_ids: Sequence[str]) -> tuple[str, list[An
         f"AND ({predicate})",
         [list(trace_ids)],
     )
+
+
+_TRACE_ID = re.compile(r"^[0-9a-f]{1,64}$")
+
+
+def shared_filter_query(predicate: str, trace_ids: Sequence[str]) -> tuple[str, list[Any]]:
+    """``filter_query`` over a cluster's ``traces`` (PostgreSQL's, every node's spans folded):
+    the ids are written into the statement as a list of literals (hex digits only), which the
+    PostgreSQL scanner hands to PostgreSQL as an ``IN`` filter on the table's key; a list
+    parameter would make DuckDB read the whole table first."""
+    ids = [t for t in trace_ids if _TRACE_ID.match(t)] or [""]
+    listed = ", ".join(f"'{t}'" for t in ids)
+    return f"SELECT trace_id FROM traces WHERE trace_id IN ({listed}) AND ({predicate})", []
 
 
 def filter_check_query(predicate: str) -> str:

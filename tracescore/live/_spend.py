@@ -37,7 +37,7 @@ from tracescore.scoring import execution_row
 from ._rows import PairKey, SpendTotals, decision_row, plain
 
 if TYPE_CHECKING:
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ Row = dict[str, Any]
 class SpendRecorder:
     """Writes one pair's judge executions as they finish (see the module docstring)."""
 
-    def __init__(self, live: LiveScheduler, key: PairKey, *, scorer_id: str, attempts: int,
+    def __init__(self, live: LiveContext, key: PairKey, *, scorer_id: str, attempts: int,
                  created_at: Any) -> None:
         self._live = live
         self._key = key

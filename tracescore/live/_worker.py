@@ -11,73 +11,36 @@ of every attempt (before a crash included). Rate limits and transient errors end
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ._judging import run_options
+from ._outcome import Outcome, WorkItem, retry_outcome
 from ._registry import RegisteredScorer
 from ._review import hand_off
 from ._rows import (
-    PairKey,
     SpendTotals,
     decision_row,
     error_info,
     score_row,
     short_error,
 )
-from ._sessions import is_session_key, load_scored_session
+from ._sessions import is_session_key
 from ._spend import SpendRecorder
 from ._transform import build_run, trace_document_source, trace_project
 
 if TYPE_CHECKING:
-    from ._scheduler import LiveScheduler
+    from ._context import LiveContext
 
 logger = logging.getLogger(__name__)
 
-PRIOR_SPEND_SQL = """
-SELECT input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens,
-       cost_amount, cost_source
-FROM judge_executions WHERE score_id = ? AND NOT list_contains(?::VARCHAR[], execution_id)
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class WorkItem:
-    """An open decision to act on."""
-
-    key: PairKey
-    decision: str = "pending"
-    attempts: int = 0
-    created_at: datetime | None = None
-    """When the decision row was first written (kept when it is replaced)."""
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What a run came to: the rows to write and the decision they record."""
-
-    decision: str
-    scores: list[dict[str, Any]] = field(default_factory=list)
-    executions: list[dict[str, Any]] = field(default_factory=list)
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    status: str | None = None
-    """The ``scores.status`` written, when the pair ended with a score row."""
-    recorder: SpendRecorder | None = None
-    """The run's judge-execution recorder (its early writes may still be queued)."""
-    result: Any = None
-    """The run's ``ScorerRunResult`` when it ended with a score row."""
-
-
-async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
+async def score_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
                      source: str) -> str | None:
     """Run one pair to its next decision (in a concurrency slot), then write it (after giving
     the slot back, so commits never hold up scoring); returns the decision written, or None
-    when the scorer was paused meanwhile (the pair stays as it was)."""
+    when the scorer was paused meanwhile (the pair stays as it was) or, in a cluster, another
+    node took the pair over (its lease ended: only this run's judge executions are kept)."""
     async with live.slot():
         if reg.id in live.paused:
             return None
@@ -89,11 +52,16 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
     executions = (outcome.recorder.unstored(outcome.executions) if outcome.recorder
                   else outcome.executions)
     try:
-        await live.write(outcome.scores, executions, outcome.decisions)
+        kept = await live.complete(item, outcome.scores, executions, outcome.decisions)
     except Exception:
         if early[0]:
             await live.write([], *early)
         raise
+    if not kept:
+        logger.info("scorer %s on trace %s span %s: another node holds the pair now (this "
+                    "node's lease ended); its result is dropped, its judge executions kept",
+                    reg.id, item.key.trace_id, item.key.span_id)
+        return None
     live.stats.decisions_total[(reg.id, outcome.decision)] += 1
     if outcome.status is not None:
         live.stats.scores_total[(reg.id, outcome.status)] += 1
@@ -102,7 +70,7 @@ async def score_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer,
     return outcome.decision
 
 
-async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, *,
+async def _run_pair(live: LiveContext, item: WorkItem, reg: RegisteredScorer, *,
                     source: str) -> Outcome:
     key = item.key
     assert reg.scorer is not None
@@ -114,7 +82,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
     document: Any = None
     try:
         if is_session_key(key):
-            session = await asyncio.to_thread(load_scored_session, live.store, key)
+            session = await live.load_session(key)
             run, project = session.scorer_run(reg.scorer.type), session.project
         else:
             trace = await live.trace(key.trace_id)
@@ -169,7 +137,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
         kind = classify_error(failure)
         since = live.control.streak_since(key) or now
         if kind in ("rate_limit", "transient") and live.control.streak_since(key) is None and (
-                item.decision != "pending" or item.attempts):
+                item.decision != "pending" or item.attempts or item.held_before):
             since = await live.first_failure(key, besides=[r["execution_id"] for r in executions],
                                              default=now)
         verdict = live.policy.decide(
@@ -177,7 +145,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
             transient_elapsed_s=(now - since).total_seconds(),
             retry_after_s=retry_after_s(failure))
         if not verdict.final:
-            outcome = _retry(live, item, reg, failure, verdict, executions, now, since)
+            outcome = retry_outcome(live, item, reg, failure, verdict, executions, now, since)
             outcome.recorder = recorder
             return outcome
         status, decision, attempts = "failed", "failed", verdict.attempts
@@ -193,7 +161,7 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
 
     live.control.forget_streak(key)
     prior = (await live.prior_spend(key, besides=[row["execution_id"] for row in executions])
-             if item.decision != "pending" or item.attempts else None)
+             if item.decision != "pending" or item.attempts or item.held_before else None)
     total = (prior or SpendTotals()) + spent
     score = score_row(
         key, project=project, scorer_name=reg.scorer.name, source=source,
@@ -205,52 +173,4 @@ async def _run_pair(live: LiveScheduler, item: WorkItem, reg: RegisteredScorer, 
     return Outcome(decision, [score], executions, [row], status, recorder, snapshot)
 
 
-def _retry(
-    live: LiveScheduler,
-    item: WorkItem,
-    reg: RegisteredScorer,
-    failure: BaseException,
-    verdict: Any,
-    executions: list[dict[str, Any]],
-    now: datetime,
-    since: datetime,
-) -> Outcome:
-    key = item.key
-    message = short_error(failure)
-    next_at: datetime | None = now + timedelta(seconds=verdict.delay_s)
-    if verdict.pause_scorer:
-        next_at = None
-        live.control.pause(reg.id, f"authentication failed: {message}")
-        last_error = f"scorer paused (authentication failed): {message}"
-    elif verdict.kind in ("rate_limit", "transient"):
-        live.control.bump_streak(key, since=since)
-        if verdict.kind == "rate_limit":
-            live.control.cool_down(reg.id, until=next_at)
-        last_error = (f"{verdict.kind.replace('_', ' ')}: {message}; retrying in "
-                      f"{verdict.delay_s:.1f}s (no attempt spent)")
-    else:
-        last_error = (f"attempt {verdict.attempts} of {live.policy.max_attempts} failed: "
-                      f"{message}; retrying in {verdict.delay_s:.0f}s")
-    logger.info("scorer %s on trace %s span %s: %s", reg.id, key.trace_id, key.span_id,
-                last_error)
-    row = decision_row(key, "retrying", now=now, attempts=verdict.attempts,
-                       last_error=last_error, next_attempt_at=next_at, score_id=key.score_id,
-                       created_at=item.created_at)
-    return Outcome("retrying", executions=executions, decisions=[row])
-
-
-FIRST_FAILURE_SQL = """
-SELECT min(created_at) AS first FROM judge_executions
-WHERE score_id = ? AND status = 'failed' AND coalesce(error_code, '') NOT IN ('401', '403')
-  AND NOT list_contains(?::VARCHAR[], execution_id)
-"""
-
-
-def first_failure_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """When the pair's first failed judge call (authentication errors aside) was stored."""
-    return FIRST_FAILURE_SQL, [key.score_id, list(besides)]
-
-
-def prior_spend_query(key: PairKey, *, besides: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """The judge executions earlier attempts of this pair wrote (except ``besides`` ids)."""
-    return PRIOR_SPEND_SQL, [key.score_id, list(besides)]
+__all__ = ["WorkItem", "score_pair"]

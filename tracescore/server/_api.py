@@ -131,8 +131,16 @@ async def list_traces(
     )
     from tracescore.store import json_safe
 
-    rows = await request.app.state.store.aread(sql, params)
+    rows = await _postgres_read(request.app.state.store)(sql, params)
     return {"traces": [json_safe(row) for row in rows], "limit": limit, "offset": offset}
+
+
+def _postgres_read(store: Any) -> Any:
+    """How to read the ``traces`` table: a cluster node asks PostgreSQL itself (its index on
+    ``start_time`` answers a page; through DuckDB's attachment the table would be read
+    whole), one node its store."""
+    read = getattr(store, "aread_postgres", None)
+    return read if read is not None else store.aread
 
 
 def span_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -173,11 +181,13 @@ async def get_trace(request: Request, trace_id: str) -> dict[str, Any]:
     if not spans:
         raise HTTPException(404, f"no spans stored for trace {trace_id.lower()}")
     logs = await asyncio.to_thread(store.fetch_trace_logs, trace_id)
-    summary = await store.aread("SELECT * FROM traces WHERE trace_id = ?", [trace_id.lower()])
-    calls = await store.aread(
-        "SELECT * FROM model_calls WHERE trace_id = ? ORDER BY started_at, span_id",
-        [trace_id.lower()],
-    )
+    summary = await _postgres_read(store)("SELECT * FROM traces WHERE trace_id = ?",
+                                          [trace_id.lower()])
+    fetch_calls = getattr(store, "fetch_trace_calls", None)  # a cluster node: bounded read
+    calls = await (asyncio.to_thread(fetch_calls, trace_id) if fetch_calls is not None
+                   else store.aread(
+                       "SELECT * FROM model_calls WHERE trace_id = ? ORDER BY started_at, span_id",
+                       [trace_id.lower()]))
     return {
         "trace_id": trace_id.lower(),
         "trace": json_safe(summary[0]) if summary else None,

@@ -38,11 +38,13 @@ log = logging.getLogger(__name__)
 LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
 DEFAULT_HOOKS: tuple[str, ...] = (
+    "tracescore.server._cluster:cluster_lifespan",
     "tracescore.server._live:live_lifespan",
     "tracescore.server._totals:totals_lifespan",
-    "tracescore.server._cluster:cluster_lifespan",
 )
-"""Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing)."""
+"""Hooks loaded when ``create_app`` is not given ``lifespan_hooks`` (skipped if missing).
+The cluster node comes first (live scoring in cluster mode uses its reader and PostgreSQL)
+and stops last (its final flush follows the last scores)."""
 
 DEFAULT_MOUNTS: tuple[str, ...] = (
     "tracescore.server._dashboard:mount_dashboard",

@@ -3,11 +3,13 @@
 ``mount_cluster(app)`` (in ``DEFAULT_MOUNTS``) validates ``[cluster]`` (a bad key stops
 ``create_app`` with one sentence) and keeps the node as ``app.state.cluster`` (None without the
 table: nothing changes) and adds ``GET /api/cluster``. ``open_store`` plugs the node into the
-store's connections (``store_hook``). ``cluster_lifespan(app)`` (in ``DEFAULT_HOOKS``, after
-live scoring and the totals maintainer, which keep working on the node's own rows) recovers the
-node's last flush, starts its thread and puts the readers' store (``ClusterStore``: lake ∪
-local spans, users' SQL over the cluster views) on ``app.state.store``; on shutdown it flushes
-once more.
+store's connections (``store_hook``). ``cluster_lifespan(app)`` (first in ``DEFAULT_HOOKS``:
+live scoring and the totals maintainer start after it) recovers the node's last flush, starts
+its thread and puts the readers' store (``ClusterStore``: lake ∪ local spans, users' SQL and
+the dashboard's reads over the cluster views) on ``app.state.store``; the totals maintainer
+and live scoring's selection keep reading the node's own rows (``local_store``), live scoring
+shares its queue through PostgreSQL (``_live.cluster_parts``). On shutdown, after them, it
+flushes once more.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ async def cluster_status(request: Request) -> dict[str, Any]:
             "traces_upsert_failures": stats.traces_upsert_failures,
             "last_flush_ms": round(stats.last_flush_ms, 3), "last_error": stats.last_error},
         "maintenance": {"runs": node.maintenance.runs, "skipped": node.maintenance.skipped},
+        "scoring": dict(getattr(getattr(getattr(request.app.state, "live", None),
+                                        "coordination", None), "counts", None) or {}),
     }
 
 

@@ -47,7 +47,10 @@ def bind_socket(host: str, port: int, *, flag: str = "--http-port",
                 what: str = "OTLP/HTTP") -> socket.socket:
     """A TCP socket bound to ``host:port`` (not yet listening); ``ServeError`` if it cannot be."""
     family, address = _address(host, port)
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY on accepted connections only when the
+    # listening socket says so (proto 0 does not), and without it every reply on a kept-alive
+    # connection waited ~40 ms for the client's delayed ACK (headers and body are two sends).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)

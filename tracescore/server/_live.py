@@ -89,17 +89,41 @@ def _setup(app: FastAPI) -> tuple[Any, Any]:
 
 
 def _new_scheduler(app: FastAPI) -> Any:
-    """A scheduler over the app's store and registry, with the start-up pauses applied."""
+    """A scheduler over the app's store and registry, with the start-up pauses applied (in
+    cluster mode: on the node's own store, reading every node's through the cluster's, with
+    the queue shared through PostgreSQL; see ``cluster_parts``)."""
     from tracescore.live import JudgeTrust, LiveScheduler, Monitors, start_paused
 
     live_settings, registry = _setup(app)
     monitors = Monitors(getattr(app.state, "live_monitors", None) or (),
                         allow_private_webhooks=live_settings.allow_private_webhooks)
     trust = JudgeTrust(*(getattr(app.state, "labels_setup", None) or ()))
-    scheduler = LiveScheduler(app.state.store, registry, live_settings, monitors=monitors,
-                              pricing=_pricing_of(app), trust=trust)
+    parts = cluster_parts(app)
+    store = parts.pop("store", app.state.store)
+    scheduler = LiveScheduler(store, registry, live_settings, monitors=monitors,
+                              pricing=_pricing_of(app), trust=trust, **parts)
     start_paused(scheduler, getattr(app.state, "live_paused", {}))
     return scheduler
+
+
+def cluster_parts(app: FastAPI) -> dict[str, Any]:
+    """The scheduler's cluster keywords once the node runs (none on one node): the node's own
+    store, the cluster's reader, the shared coordination, the placement of ready traces and
+    the shared judge-call cache."""
+    node = getattr(app.state, "cluster", None)
+    reader = app.state.store
+    if node is None or not hasattr(reader, "local_store"):
+        return {}
+    from tracescore.live import SharedCoordination
+
+    coordination = getattr(app.state, "live_coordination", None)
+    if coordination is None:
+        coordination = app.state.live_coordination = SharedCoordination(
+            node.coordination(), owner=node.node_id, lease_s=node.settings.lease_seconds,
+            control=node.coordination())
+    return {"store": reader.local_store, "reader": reader, "coordination": coordination,
+            "placement": node, "judge_cache_factory": node.judge_cache,
+            "shared_writes": node.shared_writes()}
 
 
 def mount_live(app: FastAPI) -> None:
@@ -184,8 +208,8 @@ async def list_scorers(request: Request) -> dict[str, Any]:
                 row["state"], row["note"] = "stopped", "live scoring is off ([live] enabled)"
 
     def summary() -> list[dict[str, Any]]:
-        rows = scorer_attention(live.store.read, scorer_summary(live.store.read, status))
-        return with_agreement(live.store.read, rows)
+        rows = scorer_attention(live.reader.read, scorer_summary(live.reader.read, status))
+        return with_agreement(live.reader.read, rows)
 
     rows = await asyncio.to_thread(summary)
     stats = live.stats

@@ -54,8 +54,9 @@ async def totals_lifespan(app: FastAPI) -> AsyncIterator[None]:
     else:
         config = getattr(app.state.settings, "config", None) or {}
         live = parse_live_settings(config.get("live") or {}, source="config")
+    store = app.state.store
     maintainer = TotalsMaintainer(
-        app.state.store,
+        getattr(store, "local_store", store),  # a cluster node's own rows
         pricing=pricing,
         interval_s=live.interval_seconds,
         settle_s=live.settle_seconds,

@@ -40,7 +40,7 @@ from ._judge_cache import StoreJudgeCache
 from ._model_calls import ready_query, stale_count_sql, write_recompute
 from ._opened import opened_store
 from ._protocol import StoreLike
-from ._query import QueryAnswer, QueryResult, run_query
+from ._query import QueryAnswer, QueryResult, run_query, run_query_json
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
 from ._store import LOG_ROWS_SELECT, SPAN_ROWS_SELECT, Store, score_rows_writer
 from ._traces_table import STALE_PREDICATE
@@ -93,6 +93,7 @@ __all__ = [
     "ready_query",
     "rows_table",
     "run_query",
+    "run_query_json",
     "score_rows_writer",
     "stale_count_sql",
     "to_json_text",

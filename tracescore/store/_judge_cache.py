@@ -79,13 +79,12 @@ class StoreJudgeCache:
         if waiting is not None:
             answer: dict[str, Any] = orjson.loads(waiting[0])
             return answer
-        rows = await asyncio.to_thread(self._store.read, _GET_SQL, [key])
-        if not rows:
+        stored = await asyncio.to_thread(self._lookup, key)
+        if stored is None:
             return None
-        created = rows[0]["created_at"]
+        found, created = stored
         if created is not None and created < _now() - timedelta(seconds=self.max_age_s):
             return None
-        found = rows[0]["answer"]
         value = orjson.loads(found) if isinstance(found, str | bytes) else found
         return value if isinstance(value, dict) else None
 
@@ -108,8 +107,7 @@ class StoreJudgeCache:
         while self._pending:
             self._writing, self._pending = self._pending, {}
             try:
-                writer = await asyncio.to_thread(self._writer, self._writing)
-                await self._store.write(writer)
+                await self._write(self._writing)
                 self.stored += len(self._writing)
             except Exception as exc:  # noqa: BLE001 - a cache that cannot write only misses
                 log.warning("could not store %d judge answer(s) in judge_cache: %s",
@@ -117,18 +115,34 @@ class StoreJudgeCache:
             finally:
                 self._writing = {}
 
-    def _writer(self, answers: dict[str, _Entry]) -> Callable[[Any], None]:
-        """The write transaction: insert (or replace) the answers, prune when due."""
+    def _lookup(self, key: str) -> tuple[Any, datetime | None] | None:
+        """Worker thread: the stored (answer, created_at) of ``key``, or None. A cache kept
+        elsewhere (a cluster's PostgreSQL) overrides this and ``_write``."""
+        rows = self._store.read(_GET_SQL, [key])
+        return (rows[0]["answer"], rows[0]["created_at"]) if rows else None
+
+    async def _write(self, answers: dict[str, _Entry]) -> None:
+        """Write answers in one transaction of the store's writer (pruning when due)."""
+        await self._store.write(await asyncio.to_thread(self._writer, answers))
+
+    def answer_rows(self, answers: dict[str, _Entry]) -> tuple[list[dict[str, Any]], bool]:
+        """The ``judge_cache`` rows of queued answers, and whether to prune with them (at most
+        every ``prune_every_s``)."""
         now = _now()
         rows = [{"key": key, "model": model, "answer": orjson.Fragment(text), "cost": cost,
                  "bytes": len(text) + len(key), "created_at": now}
                 for key, (text, model, cost) in answers.items()]
-        table = rows_table("judge_cache", rows)
         prune = self._pruned_at is None or (
             now - self._pruned_at).total_seconds() >= self._prune_every_s
         if prune:
             self._pruned_at = now
-        oldest = now - timedelta(seconds=self.max_age_s)
+        return rows, prune
+
+    def _writer(self, answers: dict[str, _Entry]) -> Callable[[Any], None]:
+        """The write transaction: insert (or replace) the answers, prune when due."""
+        rows, prune = self.answer_rows(answers)
+        table = rows_table("judge_cache", rows)
+        oldest = _now() - timedelta(seconds=self.max_age_s)
 
         def write(conn: Any) -> None:
             insert_arrow(conn, "judge_cache", table, "INSERT OR REPLACE")
