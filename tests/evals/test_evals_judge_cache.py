@@ -8,6 +8,7 @@ cost 0 and the cost it saved.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,30 @@ async def test_an_invalid_answer_is_not_cached(tmp_path: Path, llm_server: Any) 
     again = await run_evals(lambda q: q, item, scorers=[graded(llm_server.url)], store=db)
     assert again.items[0].scorer_results["graded"].score == 0.5
     assert len(llm_server.requests) == 3  # the failed answer (and its retry) and a fresh one
+
+
+class LateLookupCache(MemoryJudgeCache):
+    """A cache whose first lookup answers late with what it read when asked (a slow database
+    read): the question is asked and answered by another run in the meantime."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.late = True
+
+    async def get(self, key: str) -> Any:
+        answer = await super().get(key)
+        if self.late:
+            self.late = False
+            await asyncio.sleep(1.0)
+        return answer
+
+
+async def test_a_question_answered_during_a_slow_lookup_is_not_asked_again(
+    llm_server: Any
+) -> None:
+    llm_server.set_default(answer_by_prompt)
+    twice = [{"input": "question 7"}, {"input": "question 7"}]
+    result = await run_evals(lambda q: q, twice, scorers=[graded(llm_server.url)],
+                             judge_cache=LateLookupCache(), concurrency=2)
+    assert len(llm_server.requests) == 1  # the late run found the answer before asking
+    assert [i.scorer_results["graded"].score for i in result.items] == [0.7, 0.7]

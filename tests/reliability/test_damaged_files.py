@@ -99,14 +99,20 @@ def test_a_half_wal_is_replayed_as_far_as_it_goes_and_kept(made: Path, tmp_path:
     db = copy_of(made, "crash", tmp_path)
     wal = Path(f"{db}.wal")
     whole = wal.read_bytes()
-    wal.write_bytes(whole[: len(whole) // 2])
+    from tracescore.store import inspect_wal
+
+    cut = len(whole) // 2
+    wal.write_bytes(whole[:cut])
+    if inspect_wal(wal).state == "complete":
+        cut -= 1  # the half fell on an entry's end (ids vary in length): cut inside that entry
+        wal.write_bytes(whole[:cut])
     with running_server(db, args=["--config", str(made / "config.toml")]) as server:
         [copy] = damaged_copies(db)
-        assert copy.read_bytes() == whole[: len(whole) // 2]
+        assert copy.read_bytes() == whole[:cut]
         said = re.search(r"does not replay completely: it stops in an incomplete entry at byte "
                          r"(\d+) of (\d+)\. Replayed (\d+) bytes \((\d+) committed", server.log())
         assert said is not None, server.log()[-3000:]
-        assert int(said.group(2)) == len(whole) // 2
+        assert int(said.group(2)) == cut
         commits = int(said.group(4))
         assert 0 < commits < COMMITS
         assert span_count(server) == commits * SPANS_PER_COMMIT

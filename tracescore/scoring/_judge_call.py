@@ -394,6 +394,13 @@ async def call_judge_logprobs(
             if hit is not None:
                 return hit
             release = await wait_or_claim(options.cache, key)
+        # Claimed. The answer may have been stored while the lookup above ran (a question
+        # asked and answered meanwhile, its claim already released): look once more.
+        hit = await cached_answer(options, key, prompt=prompt, schema=schema,
+                                  model_id=model_id, provider=provider, started=started)
+        if hit is not None:
+            release()
+            return hit
     try:
         return await _ask(judge, prompt=prompt, schema=schema, step=step,
                           top_logprobs=top_logprobs, started=started, options=options, key=key)
