@@ -32,7 +32,7 @@ from typing import Any
 
 from ._messages import parse_message, parse_messages
 from ._span import Span
-from ._steps import Lazy, Msg, Step
+from ._steps import RUN_KINDS, Lazy, Msg, Step
 from ._values import parse_json, to_int
 
 _SPLIT = re.compile(r"[.:/]")
@@ -58,7 +58,6 @@ KIND_WORDS = {
 }
 """Kind words a ``type``/``kind`` attribute may carry, and the step kind each names."""
 _KIND_KEYS = frozenset({"type", "kind", "subtype", "spantype", "span_type", "category"})
-_RUNS = frozenset({"agent_run", "workflow_run"})
 _USAGE = (
     ("input_tokens", ("prompt_tokens", "input_tokens", "prompttokens", "inputtokens")),
     ("output_tokens", ("completion_tokens", "output_tokens", "completiontokens", "outputtokens")),
@@ -88,7 +87,7 @@ def kind_of(attrs: dict[str, Any]) -> str | None:
             found.append(kind)
     if not found:
         return None
-    work = [k for k in found if k not in _RUNS]
+    work = [k for k in found if k not in RUN_KINDS]
     return work[0] if work else found[0]
 
 

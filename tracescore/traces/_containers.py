@@ -31,7 +31,7 @@ from ._run_text import reads_as
 from ._scope import own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
 
-_CONTAINER_KINDS = frozenset({"generic", "agent_run", "workflow_run"})
+_CONTAINER_KINDS = RUN_KINDS | {"generic"}
 """Kinds a container can have before it is classified (a declared step stays a step)."""
 
 

@@ -33,7 +33,7 @@ from ._control import final_answer_span
 from ._model_calls import resolve_calls
 from ._run_io import declared_answer, last_text
 from ._scope import depth_of, own_calls
-from ._steps import TOOL_KINDS, Step
+from ._steps import RUN_KINDS, TOOL_KINDS, Step
 from ._tool_spans import named_tool_spans, unwrap_payloads
 from ._tool_steps import settle_tools
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ._span import Span
 
 
-_TYPED = frozenset({"agent_run", "workflow_run", "workflow_step"})
+_TYPED = RUN_KINDS | {"workflow_step"}
 
 
 def build_steps(roots_of: list[Span]) -> tuple[list[Step], list[Step]]:
