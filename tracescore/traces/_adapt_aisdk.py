@@ -16,7 +16,15 @@ from typing import Any
 from ._messages import parse_message, parse_messages
 from ._span import Span
 from ._steps import Call, Lazy, Msg, Part, Reasoning, Step
-from ._values import as_list, first_present, has_key_prefix, parse_json, pick_usage, text_of
+from ._values import (
+    as_list,
+    first_present,
+    has_key_prefix,
+    keys_with_prefix,
+    parse_json,
+    pick_usage,
+    text_of,
+)
 
 USAGE_KEYS = (
     ("input_tokens", ("ai.usage.inputTokens", "ai.usage.promptTokens")),
@@ -25,6 +33,7 @@ USAGE_KEYS = (
     ("reasoning_tokens", ("ai.usage.reasoningTokens",)),
     ("cached_input_tokens", ("ai.usage.cachedInputTokens",)),
 )
+_METADATA = "ai.telemetry.metadata."
 _TOP = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 
 
@@ -43,11 +52,7 @@ def adapt(span: Span, step: Step) -> None:
     top = op in _TOP or op.startswith(_TOP)
     # Telemetry metadata repeats on every span of the call; the run (the top span) keeps it.
     metadata = (
-        {
-            key[len("ai.telemetry.metadata.") :]: value
-            for key, value in attrs.items()
-            if key.startswith("ai.telemetry.metadata.")
-        }
+        {key[len(_METADATA) :]: attrs[key] for key in keys_with_prefix(attrs, _METADATA)}
         if top or op.startswith("ai.toolCall")
         else None
     )

@@ -145,6 +145,8 @@ def _ends_run(args: Any, step: Step | None, anchor: Step, calls: list[Step],
     if later and not argless:
         return None  # a call with arguments after which the model went on: a tool it used
     texts = texts_of(args)
+    if not texts and not argless:
+        return None  # arguments with no text: nothing to echo or to carry the answer
     echoed = texts_of(step.tool_result) if step is not None else []
     if any(same_text(a, e) for a in texts for e in echoed):
         why = "echoing its argument"

@@ -172,12 +172,18 @@ def has_key_prefix(attrs: Mapping[str, Any], prefix: str) -> bool:
     """True when any key of ``attrs`` starts with ``prefix``; the answer is kept per key layout
     (the spans of one instrumentation share a few layouts), so a span's keys are scanned once
     per layout rather than once per span."""
-    return bool(attrs) and _layout_has_prefix(tuple(attrs), prefix)
+    return bool(attrs) and bool(_layout_keys(tuple(attrs), prefix))
+
+
+def keys_with_prefix(attrs: Mapping[str, Any], prefix: str) -> tuple[str, ...]:
+    """The keys of ``attrs`` that start with ``prefix``, in order; kept per key layout, as
+    ``has_key_prefix``."""
+    return _layout_keys(tuple(attrs), prefix) if attrs else ()
 
 
 @functools.lru_cache(maxsize=4096)
-def _layout_has_prefix(keys: tuple[str, ...], prefix: str) -> bool:
-    return any(key.startswith(prefix) for key in keys)
+def _layout_keys(keys: tuple[str, ...], prefix: str) -> tuple[str, ...]:
+    return tuple(key for key in keys if key.startswith(prefix))
 
 
 def first_present(attrs: Mapping[str, Any], *keys: str) -> Any:
@@ -247,6 +253,8 @@ __all__ = [
     "as_dict",
     "as_list",
     "first_present",
+    "has_key_prefix",
+    "keys_with_prefix",
     "jsonable",
     "parse_json",
     "parse_json_any",
