@@ -260,6 +260,9 @@ class Flusher:
             return result
 
     def _flush(self) -> FlushResult | None:
+        if not self._rows_past_mark():
+            self.upsert_due_traces()
+            return None
         attempts = 0
 
         def attempt() -> tuple[FlushMark, _Window] | None:
@@ -347,6 +350,18 @@ class Flusher:
             cur.execute(f"SET ducklake_retry_wait_ms = {random.randint(10, 60)}")
             out = mark, window
         return out
+
+    def _rows_past_mark(self) -> bool:
+        """True when the node's file holds rows past its last flush, read in the file alone:
+        an idle node's flush opens no lake transaction (no catalog round trips). A commit that
+        seemed to fail but landed leaves rows past ``self.mark`` too, so the transaction still
+        runs and finds it (``_lake_transaction``)."""
+        cur = self.store.cursor()
+        try:
+            return self._window(cur, f'"{self._local}".main', self.mark.span_mark,
+                                self.mark.calls_mark) is not None
+        finally:
+            cur.close()
 
     def _window(self, cur: Any, local: str, m0: datetime, c0: datetime) -> _Window | None:
         spans_to = cur.execute(
