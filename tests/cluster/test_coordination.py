@@ -5,6 +5,7 @@ in the score's own transaction, executions kept whoever holds the pair."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -246,13 +247,31 @@ def test_executions_version_starts_and_open_stats(
 
 
 def test_one_node_at_a_time_leads_a_role_until_it_stops(
-        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+        coordination: tuple[PgCoordination, PgCoordination], pg_dsn: str) -> None:
     a, b = coordination
     assert a.lead("monitors") is True
     assert a.lead("monitors") is True, "the leader keeps it"
     assert b.lead("monitors") is False
+    opened: list[Any] = []
+
+    def connect() -> Any:
+        opened.append(psycopg.connect(pg_dsn))
+        return opened[-1]
+
+    c = PgCoordination(connect)
+    try:
+        for _ in range(5):
+            assert c.lead("monitors") is False
+        assert len(opened) == 1, "a node that is not the leader asks again on the session " \
+            "it kept, not on a new one each tick"
+    finally:
+        c.close()
     assert b.lead("something-else") is True
     a.close()
+    # The leader's session ends a moment after its client closed it: b asks at each tick.
+    deadline = time.monotonic() + 30
+    while not b.lead("monitors") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert b.lead("monitors") is True, "the role is free once its leader stopped"
 
 

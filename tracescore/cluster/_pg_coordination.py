@@ -143,6 +143,8 @@ class PgCoordination:
         self._lock = threading.Lock()
         self._tables: dict[str, PgTable] = pg_tables()
         self._leads: dict[str, Any] = {}
+        """Role → the connection that holds, or asks for, its advisory lock."""
+        self._held_roles: set[str] = set()
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -167,6 +169,7 @@ class PgCoordination:
             for conn in self._leads.values():
                 conn.close()
             self._leads.clear()
+            self._held_roles.clear()
 
     def decided(self, trace_ids: Sequence[str]) -> set[tuple[str, str, str]]:
         """See ``Coordination.decided``."""
@@ -302,24 +305,31 @@ class PgCoordination:
 
     def lead(self, role: str) -> bool:
         """See ``Coordination.lead``: a session advisory lock on the role, on a connection of
-        its own held while this node runs."""
+        its own kept while this node runs. A node that does not hold the lock asks again on
+        the same connection (opening a PostgreSQL session each tick costs PostgreSQL far more
+        than the question)."""
         conn = self._leads.get(role)
         if conn is not None and not conn.closed:
             try:
-                conn.execute("SELECT 1").fetchone()
-                return True
-            except Exception:  # noqa: BLE001 - the connection (and the lock) is gone
+                if role in self._held_roles:
+                    conn.execute("SELECT 1").fetchone()
+                    return True
+                return self._try_lock(conn, role)
+            except Exception:  # noqa: BLE001 - the connection (and any lock) is gone
                 conn.close()
                 del self._leads[role]
+                self._held_roles.discard(role)
         conn = self._connect()
         conn.autocommit = True
-        got = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
-                           [_LEAD_CLASS, role]).fetchone()[0]
-        if not got:
-            conn.close()
-            return False
         self._leads[role] = conn
-        return True
+        return self._try_lock(conn, role)
+
+    def _try_lock(self, conn: Any, role: str) -> bool:
+        got = bool(conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                                [_LEAD_CLASS, role]).fetchone()[0])
+        if got:
+            self._held_roles.add(role)
+        return got
 
     def spend(self, now: datetime) -> Spend:
         """See ``Coordination.spend``."""
