@@ -57,6 +57,24 @@ async def test_scores_each_settled_trace_once(store: Any, add_traces: Any) -> No
     assert live.stats.scores_total[("count-tools", "success")] == 3
 
 
+async def test_idle_ticks_read_no_spans_and_new_spans_are_still_seen(
+    store: Any, add_traces: Any
+) -> None:
+    add_traces(2)
+    live = scheduler(store, counting_scorer())
+    await run_until_quiet(live)
+    scans = live.stats.scans
+    assert scans >= 1
+    for _ in range(3):
+        await live.tick()
+    assert live.stats.scans == scans  # nothing committed since: no span is read again
+    later = add_traces(1)
+    await run_until_quiet(live)
+    assert live.stats.scans > scans
+    assert {r["trace_id"] for r in decisions(store)} >= set(later)
+    assert [d["decision"] for d in decisions(store)] == ["scored"] * 3
+
+
 async def test_a_restart_scores_new_traces_and_nothing_twice(store: Any, add_traces: Any) -> None:
     first = add_traces(2)
     await run_until_quiet(scheduler(store, counting_scorer()))

@@ -139,6 +139,8 @@ class LiveScheduler:
         self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
+        self._scanned: tuple[int | None, tuple[VersionWindow, ...]] | None = None
+        """What the last scan saw: the spans committed before it began, and the versions."""
         self._inflight: set[PairKey] = set()
         # Pairs finished while a due-pairs read was under way: that read may still show them
         # open (it began before their commit), so they must not be dispatched from it again.
@@ -477,19 +479,7 @@ class LiveScheduler:
         per_session = [r for r in enabled if is_session_scorer(r)]
         if per_trace:
             windows = [VersionWindow(r.id, r.version, self._horizon(r, now)) for r in per_trace]
-            since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
-                     else min(w.horizon for w in windows))
-            # Decisions of the traces seen now were written after their first span arrived:
-            # at most max_wait_seconds (+ margin) before these spans, unless a late span came.
-            decided_since = since - self._open.max_wait - SCAN_MARGIN
-            rows = await self.read_local(*scan_query(since, windows,
-                                                     decided_since=decided_since))
-            if self.coordination.shared:  # the node's file holds no decisions: ask the queue
-                rows = await self._undecided(rows, windows)
-            if self._scan_mark is None:
-                self._open.clear()
-            self._open.merge(rows)
-            self._scan_mark = now
+            await self._scan(windows, now)
         due_full = await self._dispatch(enabled, now)
         # Expand only what can run now, so loaded traces are still cached when their pairs run.
         free = self.settings.batch_size - len(self._inflight)
@@ -503,12 +493,13 @@ class LiveScheduler:
             # the batch is free) expands the rest while those calls are out.
             room = min(room, 2 * self.settings.concurrency)
         left = room <= 0
+        decided = self.stats.decisions_total.total()
         if room > 0 and per_trace:
             left = await self._expand_ready(per_trace, now, limit=room)
         if room > 0 and per_session:
             left = await self._sessions.decide(self, per_session, now=now, limit=room) or left
-        if room > 0:
-            due_full = await self._dispatch(enabled, now)
+        if room > 0 and self.stats.decisions_total.total() != decided:
+            due_full = await self._dispatch(enabled, now)  # the pairs just decided
         self._more = due_full or left
         await self._update_gauges(enabled, now)
         if self.monitors and await self.coordination.leads("monitors"):
@@ -516,6 +507,37 @@ class LiveScheduler:
             await self.monitors.evaluate(view, now)
         if self.trust is not None:
             self.trust.tick(self, now)
+
+    async def _scan(self, windows: list[VersionWindow], now: datetime) -> None:
+        """Merge the traces that spans received since the last scan (less ``SCAN_MARGIN``)
+        left undecided into the open set. Skipped when no span was committed since the last
+        scan began and the versions are the same: it would find nothing new (an idle server's
+        tick then reads no spans)."""
+        spans = self._spans_committed()
+        seen = (spans, tuple(windows))
+        if spans is not None and self._scan_mark is not None and seen == self._scanned:
+            return
+        since = (self._scan_mark - SCAN_MARGIN if self._scan_mark is not None
+                 else min(w.horizon for w in windows))
+        # Decisions of the traces seen now were written after their first span arrived:
+        # at most max_wait_seconds (+ margin) before these spans, unless a late span came.
+        decided_since = since - self._open.max_wait - SCAN_MARGIN
+        rows = await self.read_local(*scan_query(since, windows,
+                                                 decided_since=decided_since))
+        if self.coordination.shared:  # the node's file holds no decisions: ask the queue
+            rows = await self._undecided(rows, windows)
+        if self._scan_mark is None:
+            self._open.clear()
+        self._open.merge(rows)
+        self._scan_mark = now
+        self._scanned = seen
+        self.stats.scans += 1
+
+    def _spans_committed(self) -> int | None:
+        """Spans the store's writer has committed so far (counted after each commit), None
+        when the store does not say."""
+        stats = getattr(self.store, "stats", None)
+        return None if stats is None else int(stats().spans_received)
 
     async def _undecided(self, rows: list[dict[str, Any]], windows: list[VersionWindow]
                          ) -> list[dict[str, Any]]:

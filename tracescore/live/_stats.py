@@ -29,6 +29,9 @@ class LiveStats:
     scoring_lag_seconds: float = 0.0
     """Age of the oldest ready trace still waiting for a scorer."""
     ticks: int = 0
+    scans: int = 0
+    """Ticks that read the spans received since the last scan (a tick with no new span reads
+    none)."""
     tick_errors: int = 0
     last_tick_at: datetime | None = None
     last_tick_error: str | None = None
