@@ -139,6 +139,8 @@ class LiveScheduler:
         self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
+        self._kept_at = float("-inf")
+        """When a tick last updated the gauges and ran the monitors and judge trust."""
         self._scanned: tuple[int | None, tuple[VersionWindow, ...]] | None = None
         """What the last scan saw: the spans committed before it began, and the versions."""
         self._inflight: set[PairKey] = set()
@@ -434,22 +436,28 @@ class LiveScheduler:
         scheduler never cancels a tick halfway through a database read)."""
         self._kick()
 
-    def _kick(self) -> None:
+    def _kick(self, *, again: bool = False) -> None:
         if self._stopped or (self._tick_task is not None and not self._tick_task.done()):
             return
         self._more = False
-        self._tick_task = asyncio.get_running_loop().create_task(self.tick())
+        self._tick_task = asyncio.get_running_loop().create_task(self.tick(again=again))
 
-    async def tick(self) -> None:
+    async def tick(self, *, again: bool = False) -> None:
         """One pass: budget, scan, dispatch due decisions, expand ready traces as far as there
-        is room, dispatch again. Never raises; waits for a tick already running to end first."""
+        is room, dispatch again, then the gauges, monitors and judge trust. Never raises; waits
+        for a tick already running to end first.
+
+        ``again``: a tick run at once for a backlog, between interval ticks; it leaves the
+        gauges, monitors and judge trust to the interval's ticks unless an interval has passed
+        since they last ran (a backlog runs many ticks a second: reading the open decisions'
+        counts for each cost a node more than its scoring)."""
         self._ensure_loop_state()
         assert self._tick_lock is not None
         if self._stopped:
             return
         async with self._tick_lock:
             try:
-                await self._tick()
+                await self._tick(again)
                 self.stats.last_tick_error = None
                 self._tick_failures.succeeded()
             except Exception as exc:  # noqa: BLE001 - the loop must go on
@@ -462,9 +470,9 @@ class LiveScheduler:
         if self._more and len(self._inflight) <= self.settings.batch_size // 2:
             # A backlog the tick's own (inline) scoring left: tick again now, not at the next
             # interval (once this tick's task has ended).
-            asyncio.get_running_loop().call_soon(self._kick)
+            asyncio.get_running_loop().call_soon(functools.partial(self._kick, again=True))
 
-    async def _tick(self) -> None:
+    async def _tick(self, again: bool = False) -> None:
         if not self._prepared:
             await self.prepare()
         enabled = self.registry.enabled()
@@ -501,6 +509,9 @@ class LiveScheduler:
         if room > 0 and self.stats.decisions_total.total() != decided:
             due_full = await self._dispatch(enabled, now)  # the pairs just decided
         self._more = due_full or left
+        if again and time.monotonic() - self._kept_at < self.settings.interval_seconds:
+            return
+        self._kept_at = time.monotonic()
         await self._update_gauges(enabled, now)
         if self.monitors and await self.coordination.leads("monitors"):
             view = self if self._shared_writes is None else SharedView(self, self._shared_writes)
@@ -822,7 +833,7 @@ class LiveScheduler:
             self._finished_seq += 1
             self._finished[item.key] = self._finished_seq
             if self._more and len(self._inflight) <= self.settings.batch_size // 2:
-                self._kick()  # a backlog: tick again now rather than at the next interval
+                self._kick(again=True)  # a backlog: tick again now, not at the next interval
 
     async def _update_gauges(self, enabled: list[RegisteredScorer], now: datetime) -> None:
         traces, first = await self.coordination.open_stats([(r.id, r.version) for r in enabled])
