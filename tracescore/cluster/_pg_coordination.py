@@ -5,8 +5,9 @@ nodes claiming at once take different pairs without waiting on each other; the c
 ``owner``, ``lease_until`` and ``fence = fence + 1`` in the same statement. ``complete`` is an
 ``UPDATE … WHERE owner = %s AND fence = %s`` followed by the score and execution inserts, in
 one transaction: if the update finds no row, the transaction is rolled back and only the
-executions are written. Methods are synchronous and thread-safe (one connection behind a lock);
-call them from worker threads.
+executions are written. A method of one statement commits it on its own (the connection is
+in autocommit; no ``BEGIN``/``COMMIT`` round trips), the others in one transaction. Methods are
+synchronous and thread-safe (one connection behind a lock); call them from worker threads.
 """
 
 from __future__ import annotations
@@ -148,12 +149,30 @@ class PgCoordination:
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
+        """A cursor inside one transaction (for work of several statements)."""
+        with self._cursor(transaction=True) as cur:
+            yield cur
+
+    @contextmanager
+    def _statement(self) -> Iterator[Any]:
+        """A cursor for one statement, committed on its own (no ``BEGIN``/``COMMIT`` round
+        trips: most calls here are one statement, many a second on a busy node)."""
+        with self._cursor(transaction=False) as cur:
+            yield cur
+
+    @contextmanager
+    def _cursor(self, *, transaction: bool) -> Iterator[Any]:
         with self._lock:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
+                self._conn.autocommit = True
             try:
-                with self._conn.transaction(), self._conn.cursor() as cur:
-                    yield cur
+                if transaction:
+                    with self._conn.transaction(), self._conn.cursor() as cur:
+                        yield cur
+                else:
+                    with self._conn.cursor() as cur:
+                        yield cur
             except Exception:
                 if self._conn.broken:
                     self._conn.close()
@@ -173,7 +192,7 @@ class PgCoordination:
 
     def decided(self, trace_ids: Sequence[str]) -> set[tuple[str, str, str]]:
         """See ``Coordination.decided``."""
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(f"SELECT DISTINCT trace_id, scorer_id, scorer_version FROM "
                         f"{SCHEMA}.scoring_decisions WHERE trace_id = ANY(%s::text[])",
                         [list(trace_ids)])
@@ -200,7 +219,7 @@ class PgCoordination:
         if not versions or limit <= 0:
             return []
         lease = now + timedelta(seconds=lease_s)
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(_CLAIM_SQL, {"ids": [v[0] for v in versions],
                                      "versions": [v[1] for v in versions], "now": now,
                                      "limit": limit, "owner": owner, "lease": lease,
@@ -215,7 +234,7 @@ class PgCoordination:
         if not pairs:
             return []
         lease = now + timedelta(seconds=lease_s)
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(_CLAIM_PAIRS_SQL, {
                 "t": [p[0] for p in pairs], "s": [p[1] for p in pairs],
                 "i": [p[2] for p in pairs], "v": [p[3] for p in pairs], "now": now,
@@ -229,7 +248,7 @@ class PgCoordination:
         if not claims:
             return []
         lease = now + timedelta(seconds=lease_s)
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(_RENEW_SQL, {**_claims_params(claims), "lease": lease})
             held = {(r[0], r[1], r[2], r[3]) for r in cur.fetchall()}
         return [_with_lease(c, lease) for c in claims if c.pair in held]
@@ -238,7 +257,7 @@ class PgCoordination:
         """See ``Coordination.record_executions``."""
         if not executions:
             return
-        with self._transaction() as cur:
+        with self._statement() as cur:
             insert_rows(cur, self._tables["judge_executions"], executions, conflict="nothing")
 
     def complete(self, claim: Claim, *, decision: Row, scores: Sequence[Row] = (),
@@ -267,28 +286,28 @@ class PgCoordination:
     def release(self, claims: Sequence[Claim]) -> None:
         """See ``Coordination.release``."""
         if claims:
-            with self._transaction() as cur:
+            with self._statement() as cur:
                 cur.execute(_RELEASE_SQL, _claims_params(claims))
 
     def mark_over_budget(self, versions: Sequence[tuple[str, str]], *, reason: str,
                          now: datetime) -> None:
         """See ``Coordination.mark_over_budget``."""
         if versions:
-            with self._transaction() as cur:
+            with self._statement() as cur:
                 cur.execute(_OVER_BUDGET_SQL, {"ids": [v[0] for v in versions],
                                                "versions": [v[1] for v in versions],
                                                "reason": reason, "now": now})
 
     def executions(self, score_id: str) -> list[dict[str, Any]]:
         """See ``Coordination.executions``."""
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM "
                         f"{SCHEMA}.judge_executions WHERE score_id = %s", [score_id])
             return [dict(zip(_EXECUTION_COLUMNS, row, strict=True)) for row in cur.fetchall()]
 
     def version_starts(self) -> dict[tuple[str, str], datetime]:
         """See ``Coordination.version_starts``."""
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(f"SELECT scorer_id, scorer_version, min(created_at) FROM "
                         f"{SCHEMA}.scoring_decisions GROUP BY 1, 2")
             return {(r[0], r[1]): r[2] for r in cur.fetchall()}
@@ -297,7 +316,7 @@ class PgCoordination:
         """See ``Coordination.open_stats``."""
         if not versions:
             return 0, None
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(_OPEN_STATS_SQL, {"ids": [v[0] for v in versions],
                                           "versions": [v[1] for v in versions]})
             row = cur.fetchone()
@@ -333,7 +352,7 @@ class PgCoordination:
 
     def spend(self, now: datetime) -> Spend:
         """See ``Coordination.spend``."""
-        with self._transaction() as cur:
+        with self._statement() as cur:
             cur.execute(_SPEND_SQL, {"hour": now - timedelta(hours=1),
                                      "day": now - timedelta(days=1)})
             row = cur.fetchone()
