@@ -12,7 +12,9 @@ values become the model's ``Message`` in ``_message_out``.
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from ._repr_data import repr_data
@@ -414,36 +416,75 @@ def _file_of(item: dict[str, Any]) -> File:
 
 _FLAT = re.compile(r"^(\d+)\.(.+)$")
 
+_Keyed = tuple[tuple[str, str], ...]
+"""(field, attribute key) pairs: where one record's fields are read from."""
+
+
+@dataclass(frozen=True, slots=True)
+class _FlatPlan:
+    """Where one flattened message's fields are (derived from the attribute keys alone)."""
+
+    fields: _Keyed
+    contents: tuple[_Keyed, ...]
+    """Its ``contents.N.*`` parts, in index order (the ``message_content.`` prefix dropped)."""
+    calls: tuple[_Keyed, ...]
+    """Its ``tool_calls.N.*`` calls, in index order (the ``tool_call.`` prefix dropped)."""
+
 
 def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
     """Messages written as flattened attributes (``<prefix>.<N>.<field>``), in index order.
 
     Reads OpenInference (``llm.input_messages.0.message.role``, ``…message.tool_calls.0.tool_call
     .function.name``, ``…message.contents.0.message_content.text``) and the older GenAI/OpenLLMetry
-    form (``gen_ai.prompt.0.role``, ``gen_ai.completion.0.tool_calls.0.name``).
+    form (``gen_ai.prompt.0.role``, ``gen_ai.completion.0.tool_calls.0.name``). Which key holds
+    which field is worked out once per key layout (the spans of one instrumentation share a few).
     """
-    dotted = prefix + "."
-    grouped: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if not key.startswith(dotted):
-            continue
-        match = _FLAT.match(key[len(dotted) :])
-        if match is None:
-            continue
-        field = match.group(2).removeprefix("message.")
-        grouped.setdefault(int(match.group(1)), {})[field] = value
-    if not grouped:
+    if not attrs:
+        return None
+    plans = _flat_plans(tuple(attrs), prefix + ".")
+    if not plans:
         return None
     out: list[Msg] = []
-    for index in sorted(grouped):
-        fields = grouped[index]
-        msg = _flat_message(fields)
+    for plan in plans:
+        msg = _flat_message(plan, {field: attrs[key] for field, key in plan.fields}, attrs)
         if msg is not None:
             out.append(msg)
     return text_tool_roles(out)
 
 
-def _flat_message(fields: dict[str, Any]) -> Msg | None:
+@functools.lru_cache(maxsize=1024)
+def _flat_plans(keys: tuple[str, ...], dotted: str) -> tuple[_FlatPlan, ...]:
+    grouped: dict[int, list[tuple[str, str]]] = {}
+    for key in keys:
+        if not key.startswith(dotted):
+            continue
+        match = _FLAT.match(key[len(dotted) :])
+        if match is not None:
+            field = match.group(2).removeprefix("message.")
+            grouped.setdefault(int(match.group(1)), []).append((field, key))
+    return tuple(_flat_plan(grouped[index]) for index in sorted(grouped))
+
+
+def _flat_plan(keyed: list[tuple[str, str]]) -> _FlatPlan:
+    fields = dict(keyed)  # a repeated field keeps its last key, as a dict of values would
+    contents = _sub_records(fields, "contents.", "message_content.")
+    calls = _sub_records(fields, "tool_calls.", "tool_call.")
+    return _FlatPlan(tuple(fields.items()), contents, calls)
+
+
+def _sub_records(fields: dict[str, str], head: str, inner: str) -> tuple[_Keyed, ...]:
+    """The ``<head>N.<inner><sub>`` records among a message's fields, in index order."""
+    records: dict[int, dict[str, str]] = {}
+    for field, key in fields.items():
+        if field.startswith(head):
+            match = _FLAT.match(field[len(head) :])
+            if match:
+                records.setdefault(int(match.group(1)), {})[
+                    match.group(2).removeprefix(inner)] = key
+    return tuple(tuple(records[index].items()) for index in sorted(records))
+
+
+def _flat_message(plan: _FlatPlan, fields: dict[str, Any], attrs: dict[str, Any]) -> Msg | None:
     role = norm_role(fields.get("role"), "user")
     parts: list[Part] = []
     content = fields.get("content")
@@ -451,28 +492,15 @@ def _flat_message(fields: dict[str, Any]) -> Msg | None:
         parts.append(content)
     elif isinstance(content, list):
         _read_parts(content, parts)
-    contents: dict[int, dict[str, Any]] = {}
-    calls: dict[int, dict[str, Any]] = {}
-    for key, value in fields.items():
-        if key.startswith("contents."):
-            match = _FLAT.match(key[len("contents.") :])
-            if match:
-                sub = match.group(2).removeprefix("message_content.")
-                contents.setdefault(int(match.group(1)), {})[sub] = value
-        elif key.startswith("tool_calls."):
-            match = _FLAT.match(key[len("tool_calls.") :])
-            if match:
-                sub = match.group(2).removeprefix("tool_call.")
-                calls.setdefault(int(match.group(1)), {})[sub] = value
-    for index in sorted(contents):
-        item = contents[index]
+    for keyed in plan.contents:
+        item = {sub: attrs[key] for sub, key in keyed}
         if item.get("type", "text") == "text" and isinstance(item.get("text"), str):
             if item["text"] != content:  # the Agents SDK writes the text in both places
                 parts.append(item["text"])
         elif "image.url" in item or item.get("type") == "image":
             parts.append(File(url=item.get("image.url") or item.get("image")))
-    for index in sorted(calls):
-        item = calls[index]
+    for keyed in plan.calls:
+        item = {sub: attrs[key] for sub, key in keyed}
         name = item.get("function.name") or item.get("name")
         if name:
             args = item.get("function.arguments", item.get("arguments"))
