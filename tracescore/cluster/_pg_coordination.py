@@ -2,12 +2,13 @@
 
 Claims use ``FOR UPDATE SKIP LOCKED`` over the open decisions (a partial index holds them), so
 nodes claiming at once take different pairs without waiting on each other; the claim sets
-``owner``, ``lease_until`` and ``fence = fence + 1`` in the same statement. ``complete`` is an
-``UPDATE … WHERE owner = %s AND fence = %s`` followed by the score and execution inserts, in
-one transaction: if the update finds no row, the transaction is rolled back and only the
-executions are written. A method of one statement commits it on its own (the connection is
-in autocommit; no ``BEGIN``/``COMMIT`` round trips), the others in one transaction. Methods are
-synchronous and thread-safe (one connection behind a lock); call them from worker threads.
+``owner``, ``lease_until`` and ``fence = fence + 1`` in the same statement. Every method is
+one statement, committed on its own (the connection is in autocommit: no ``BEGIN``/``COMMIT``
+round trips). Work on several tables uses ``WITH`` parts: ``complete`` is an ``UPDATE … WHERE
+owner = %s AND fence = %s`` with the score's insert (only if the update found the row) and
+the executions' (either way: they were paid for); ``record_decisions`` inserts the decisions
+and the scores of those that were new. Methods are synchronous and thread-safe (one
+connection behind a lock); call them from worker threads.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._coordination import Claim, PairId, Row, Spend
-from ._pg_rows import insert_rows
+from ._pg_rows import insert_rows, insert_sql, row_arrays
 from ._pg_schema import SCHEMA, PgTable, pg_tables
 
 OPEN = ("pending", "retrying", "over_budget")
@@ -85,13 +86,15 @@ WHERE {_HELD}
 """
 
 _COMPLETE_SQL = f"""
+WITH done AS (
 UPDATE {SCHEMA}.scoring_decisions d
-SET decision = %(decision)s, attempts = %(attempts)s, last_error = %(last_error)s,
-    next_attempt_at = %(next_attempt_at)s, score_id = %(score_id)s, updated_at = %(updated_at)s,
-    owner = NULL, lease_until = NULL
-WHERE d.trace_id = %(trace_id)s AND d.span_id = %(span_id)s AND d.scorer_id = %(scorer_id)s
-  AND d.scorer_version = %(scorer_version)s AND d.owner = %(owner)s AND d.fence = %(fence)s
-"""
+SET decision = %s, attempts = %s, last_error = %s, next_attempt_at = %s, score_id = %s,
+    updated_at = %s, owner = NULL, lease_until = NULL
+WHERE d.trace_id = %s AND d.span_id = %s AND d.scorer_id = %s AND d.scorer_version = %s
+  AND d.owner = %s AND d.fence = %s
+RETURNING 1
+)"""
+"""The fenced update of ``complete`` (positional parameters: the inserts' arrays follow)."""
 
 _OVER_BUDGET_SQL = f"""
 UPDATE {SCHEMA}.scoring_decisions d
@@ -148,31 +151,16 @@ class PgCoordination:
         self._held_roles: set[str] = set()
 
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        """A cursor inside one transaction (for work of several statements)."""
-        with self._cursor(transaction=True) as cur:
-            yield cur
-
-    @contextmanager
     def _statement(self) -> Iterator[Any]:
         """A cursor for one statement, committed on its own (no ``BEGIN``/``COMMIT`` round
-        trips: most calls here are one statement, many a second on a busy node)."""
-        with self._cursor(transaction=False) as cur:
-            yield cur
-
-    @contextmanager
-    def _cursor(self, *, transaction: bool) -> Iterator[Any]:
+        trips: every call here is one statement, many a second on a busy node)."""
         with self._lock:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
                 self._conn.autocommit = True
             try:
-                if transaction:
-                    with self._conn.transaction(), self._conn.cursor() as cur:
-                        yield cur
-                else:
-                    with self._conn.cursor() as cur:
-                        yield cur
+                with self._conn.cursor() as cur:
+                    yield cur
             except Exception:
                 if self._conn.broken:
                     self._conn.close()
@@ -201,17 +189,28 @@ class PgCoordination:
     def record_decisions(self, decisions: Sequence[Row], scores: Sequence[Row] = ()
                          ) -> set[PairId]:
         """See ``Coordination.record_decisions``."""
+        if not decisions:
+            return set()
         now = _utc_now()
-        with self._transaction() as cur:
-            inserted = insert_rows(
-                cur, self._tables["scoring_decisions"], decisions, conflict="nothing",
-                returning=("trace_id", "span_id", "scorer_id", "scorer_version", "score_id"),
-                defaults={"attempts": 0, "created_at": now, "updated_at": now})
-            score_ids = {row[4] for row in inserted if row[4] is not None}
-            mine = [row for row in scores if row.get("score_id") in score_ids]
-            insert_rows(cur, self._tables["scores"], mine, conflict="nothing",
-                        defaults={"created_at": now})
-        return {(r[0], r[1], r[2], r[3]) for r in inserted}
+        # One statement (its own transaction): a score goes in only with its pair's decision,
+        # the ``WITH`` part's ``RETURNING`` says which decisions were new.
+        table = self._tables["scoring_decisions"]
+        columns, params = row_arrays(table, decisions, defaults={
+            "attempts": 0, "created_at": now, "updated_at": now})
+        sql = "WITH decided AS ({}), ".format(insert_sql(
+            table, columns, returning=("trace_id", "span_id", "scorer_id", "scorer_version",
+                                       "score_id")))
+        if scores:
+            columns, arrays = row_arrays(self._tables["scores"], scores,
+                                         defaults={"created_at": now})
+            sql += "score AS ({}), ".format(insert_sql(
+                self._tables["scores"], columns,
+                where="u.score_id IN (SELECT score_id FROM decided)"))
+            params += arrays
+        with self._statement() as cur:
+            cur.execute(sql.removesuffix(", ") + " SELECT trace_id, span_id, scorer_id, "
+                        "scorer_version FROM decided", params)
+            return {(r[0], r[1], r[2], r[3]) for r in cur.fetchall()}
 
     def claim(self, versions: Sequence[tuple[str, str]], *, owner: str, now: datetime,
               limit: int, lease_s: float, steal_after_s: float = 0.0) -> list[Claim]:
@@ -263,25 +262,25 @@ class PgCoordination:
     def complete(self, claim: Claim, *, decision: Row, scores: Sequence[Row] = (),
                  executions: Sequence[Row] = ()) -> bool:
         """See ``Coordination.complete``."""
-        params = {
-            "decision": decision["decision"], "attempts": decision.get("attempts", 0),
-            "last_error": decision.get("last_error"),
-            "next_attempt_at": decision.get("next_attempt_at"),
-            "score_id": decision.get("score_id"),
-            "updated_at": decision.get("updated_at") or _utc_now(),
-            "trace_id": claim.trace_id, "span_id": claim.span_id,
-            "scorer_id": claim.scorer_id, "scorer_version": claim.scorer_version,
-            "owner": claim.owner, "fence": claim.fence,
-        }
-        with self._transaction() as cur:
-            cur.execute(_COMPLETE_SQL, params)
-            if cur.rowcount == 1:
-                insert_rows(cur, self._tables["scores"], scores, conflict="nothing")
-                insert_rows(cur, self._tables["judge_executions"], executions,
-                            conflict="nothing")
-                return True
-        self.record_executions(executions)
-        return False
+        sql = _COMPLETE_SQL
+        params: list[Any] = [
+            decision["decision"], decision.get("attempts", 0), decision.get("last_error"),
+            decision.get("next_attempt_at"), decision.get("score_id"),
+            decision.get("updated_at") or _utc_now(), claim.trace_id, claim.span_id,
+            claim.scorer_id, claim.scorer_version, claim.owner, claim.fence]
+        # One statement, so one round trip and its own transaction: the score goes in only
+        # with the fenced update, the executions whoever holds the pair now.
+        for part, table, rows, where in (
+                ("score", "scores", scores, "EXISTS (SELECT 1 FROM done)"),
+                ("spend", "judge_executions", executions, "")):
+            if rows:
+                columns, arrays = row_arrays(self._tables[table], rows)
+                sql += f", {part} AS ({insert_sql(self._tables[table], columns, where=where)})"
+                params += arrays
+        with self._statement() as cur:
+            cur.execute(sql + " SELECT count(*) FROM done", params)
+            row = cur.fetchone()
+        return bool(row[0])
 
     def release(self, claims: Sequence[Claim]) -> None:
         """See ``Coordination.release``."""

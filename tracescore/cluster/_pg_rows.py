@@ -45,8 +45,10 @@ def _select_expr(name: str, base: str) -> str:
 
 
 def insert_sql(table: PgTable, columns: Sequence[str], *, conflict: Conflict = "nothing",
-               returning: Sequence[str] = ()) -> str:
-    """The statement inserting arrays of ``columns`` (one ``%s`` per column, in order)."""
+               returning: Sequence[str] = (), where: str = "") -> str:
+    """The statement inserting arrays of ``columns`` (one ``%s`` per column, in order); rows
+    only ``where`` this condition holds, when given (e.g. ``EXISTS (SELECT 1 FROM done)`` in a
+    statement of several parts)."""
     bases = [table.type_of(name) for name in columns]
     arrays = ", ".join(f"%s::{_array_type(table, name, base)}"
                        for name, base in zip(columns, bases, strict=True))
@@ -54,6 +56,8 @@ def insert_sql(table: PgTable, columns: Sequence[str], *, conflict: Conflict = "
                                                                       strict=True))
     sql = (f"INSERT INTO {SCHEMA}.{table.name} ({', '.join(columns)}) SELECT {select} "
            f"FROM unnest({arrays}) AS u({', '.join(columns)})")
+    if where:
+        sql += f" WHERE {where}"
     if conflict != "error" and table.key:
         if conflict == "update":
             rest = [name for name in columns if name not in table.key]
@@ -73,6 +77,15 @@ def insert_rows(cur: Any, table: PgTable, rows: Sequence[Mapping[str, Any]], *,
     the ``returning`` columns of the rows written (none when ``returning`` is empty)."""
     if not rows:
         return []
+    columns, params = row_arrays(table, rows, defaults=defaults)
+    cur.execute(insert_sql(table, columns, conflict=conflict, returning=returning), params)
+    return list(cur.fetchall()) if returning else []
+
+
+def row_arrays(table: PgTable, rows: Sequence[Mapping[str, Any]], *,
+               defaults: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
+    """The columns ``rows`` (or ``defaults``) give values for, in the table's order, and one
+    list of values per column: ``insert_sql``'s columns and parameters."""
     check_columns(table, rows)
     defaults = defaults or {}
     present = set(defaults)
@@ -84,8 +97,7 @@ def insert_rows(cur: Any, table: PgTable, rows: Sequence[Mapping[str, Any]], *,
         base = table.type_of(name)
         default = defaults.get(name)
         params.append([_value(base, row.get(name, default)) for row in rows])
-    cur.execute(insert_sql(table, columns, conflict=conflict, returning=returning), params)
-    return list(cur.fetchall()) if returning else []
+    return columns, params
 
 
 def columns_from_arrow(arrow_table: Any) -> dict[str, list[Any]]:
@@ -115,4 +127,4 @@ def insert_columns(cur: Any, table: PgTable, columns: Mapping[str, Sequence[Any]
 
 
 __all__ = ["Conflict", "base_type", "columns_from_arrow", "insert_columns", "insert_rows",
-           "insert_sql"]
+           "insert_sql", "row_arrays"]
