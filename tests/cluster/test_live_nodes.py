@@ -179,6 +179,33 @@ def test_a_request_sent_to_two_nodes_is_scored_once(cluster: LiveCluster) -> Non
     assert cluster.judge.answered - asked == len(ids)
 
 
+def test_each_judge_execution_is_sent_to_postgresql_once(cluster: LiveCluster) -> None:
+    # A BEFORE INSERT row trigger sees every row an INSERT proposes, one that ON CONFLICT DO
+    # NOTHING then skips included: a row sent both as it arrived and with its pair's
+    # completion shows up twice.
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS public.proposed (execution_id text, "
+                     "trace_id text)")
+        conn.execute("CREATE OR REPLACE FUNCTION public.propose() RETURNS trigger LANGUAGE "
+                     "plpgsql AS $$ BEGIN INSERT INTO public.proposed VALUES "
+                     "(NEW.execution_id, NEW.trace_id); RETURN NEW; END $$")
+        conn.execute("CREATE OR REPLACE TRIGGER proposed BEFORE INSERT ON "
+                     "tracescore.judge_executions FOR EACH ROW EXECUTE FUNCTION "
+                     "public.propose()")
+    try:
+        with TraceRouter([cluster.nodes["node-1"].url, cluster.nodes["node-2"].url]) as router:
+            ids = send_agent_traces(router.url, count=8, seed=36, service_name="once-agent")
+        found = scored_once(cluster, ids)
+        assert_once(found, ids)
+        assert len(found["executions"]) == len(ids)
+        sent = cluster.pg("SELECT execution_id, count(*) FROM public.proposed WHERE "
+                          "trace_id = ANY(%s) GROUP BY 1", [ids])
+        assert len(sent) == len(ids) and {n for _, n in sent} == {1}, sent
+    finally:
+        with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+            conn.execute("DROP TRIGGER proposed ON tracescore.judge_executions")
+
+
 def test_every_node_reads_every_nodes_traces_scores_and_one_monitor_event(
         cluster: LiveCluster) -> None:
     node1, node2 = cluster.nodes["node-1"], cluster.nodes["node-2"]

@@ -11,8 +11,12 @@ same code on one node and on many. What changes against ``LocalCoordination``:
   first; another node's once they have waited a lease (a node behind, or gone).
 - A run's end (``complete``) is fenced on owner and fence in the score's own transaction: a
   node that lost the pair writes only its judge executions (they were paid for).
-- Judge executions are committed one call at a time as they arrive (no write-back); there is
-  no ``retrying`` in-flight note: a pair claimed before (fence > 1) reads its earlier spend.
+- Judge executions are committed as they arrive (no linger): they queue for the coordination
+  thread, which takes every row queued by the time it gets to them in one statement. A run's
+  end takes back its rows still queued and carries them in its completion, and waits for
+  those being written (the completion, on the same thread, would wait for them anyway), so
+  each row is sent to PostgreSQL once. There is no ``retrying`` in-flight note: a pair
+  claimed before (fence > 1) reads its earlier spend.
 - New decisions go in with ``ON CONFLICT DO NOTHING``: the first node to decide a pair wins,
   and a code scorer's score goes in only with its own decision.
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -67,6 +72,13 @@ class SharedCoordination:
         self._control_executor = (
             self._executor if self.control is coordination
             else ThreadPoolExecutor(1, thread_name_prefix="tracescore-claims"))
+        self._queue: list[tuple[asyncio.Future[None], Rows]] = []
+        """Executions waiting for the coordination thread (``submit_executions``)."""
+        self._queue_lock = threading.Lock()
+        self._draining = False
+        """A write of the queue is on its way to the coordination thread (or on it)."""
+        self._writing: dict[str, asyncio.Future[None]] = {}
+        """Execution id → its early write, from ``submit_executions`` until that resolves."""
         self.counts = {"claimed": 0, "released": 0, "renewed": 0, "leases_lost": 0,
                        "taken_over": 0}
         """What this node did with claims since it started (``GET /api/cluster``):
@@ -169,18 +181,96 @@ class SharedCoordination:
 
     def submit_executions(self, scores: Rows, executions: Rows,
                           decisions: Rows) -> asyncio.Future[None]:
-        """Commit the executions now (the decisions, a one-node in-flight note, are not
-        written: a claim's fence tells the next holder to read earlier spend)."""
-        return asyncio.ensure_future(self._call(self.coordination.record_executions,
-                                                executions))
+        """Commit the executions now: queued for the coordination thread, which writes every
+        row queued by then in one statement (the decisions, a one-node in-flight note, are
+        not written: a claim's fence tells the next holder to read earlier spend)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        rows = list(executions)
+        for row in rows:
+            self._writing[row["execution_id"]] = future
+        future.add_done_callback(lambda _: self._forget(rows, future))
+        with self._queue_lock:
+            self._queue.append((future, rows))
+            start, self._draining = not self._draining, True
+        if start:
+            self._drain(loop)
+        return future
+
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            job = loop.run_in_executor(self._executor, self._write_queued)
+        except RuntimeError as exc:  # closed: the run's end writes the rows it carries
+            with self._queue_lock:
+                taken, self._queue, self._draining = self._queue, [], False
+            self._resolve(taken, exc)
+            return
+        job.add_done_callback(self._drained)
+
+    def _write_queued(self) -> tuple[list[tuple[asyncio.Future[None], Rows]],
+                                     BaseException | None]:
+        """On the coordination thread: every row queued by now, in one statement."""
+        with self._queue_lock:
+            taken, self._queue = self._queue, []
+        try:
+            self.coordination.record_executions([row for _, rows in taken for row in rows])
+        except Exception as exc:  # noqa: BLE001 - each write's future carries it
+            return taken, exc
+        return taken, None
+
+    def _drained(self, job: asyncio.Future[Any]) -> None:
+        taken, error = job.result()
+        self._resolve(taken, error)
+        with self._queue_lock:
+            again = self._draining = bool(self._queue)
+        if again:
+            self._drain(asyncio.get_running_loop())
+
+    @staticmethod
+    def _resolve(taken: list[tuple[asyncio.Future[None], Rows]],
+                 error: BaseException | None) -> None:
+        for future, _ in taken:
+            if future.done():
+                continue
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+    def _forget(self, rows: Rows, future: asyncio.Future[None]) -> None:
+        for row in rows:
+            if self._writing.get(row["execution_id"]) is future:
+                del self._writing[row["execution_id"]]
 
     def withdraw(self, future: asyncio.Future[None]) -> bool:
-        """Never: each execution is committed as it arrives."""
-        return False
+        """Take back executions still queued (the run's completion carries them); False once
+        the coordination thread has taken them."""
+        with self._queue_lock:
+            for index, (queued, _) in enumerate(self._queue):
+                if queued is future:
+                    del self._queue[index]
+                    break
+            else:
+                return False
+        future.cancel()
+        return True
+
+    async def _unwritten(self, executions: Rows) -> Rows:
+        """``executions`` less the rows their early write commits: waits for the writes under
+        way (taken by the coordination thread, so a completion would wait behind them)."""
+        writes = {row["execution_id"]: self._writing.get(row["execution_id"])
+                  for row in executions}
+        under_way = {id(f): f for f in writes.values() if f is not None and not f.done()}
+        if under_way:
+            await asyncio.wait(under_way.values())
+        return [row for row in executions
+                if (write := writes[row["execution_id"]]) is None or write.cancelled()
+                or write.exception() is not None]
 
     async def complete(self, item: WorkItem, *, scores: Rows, executions: Rows,
                        decisions: Rows) -> bool:
         """Fenced on the claim's owner and fence, in the score's transaction."""
+        executions = await self._unwritten(executions)
         if item.claim is None or not decisions:  # not held (the scheduler claims first)
             await self.write([], executions, [])
             return False
