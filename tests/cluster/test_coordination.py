@@ -148,6 +148,25 @@ def test_a_lost_lease_fences_the_old_owners_completion_but_keeps_its_spend(
                    lease_s=30) == [], "a scored pair is not open"
 
 
+def test_completions_in_one_statement_are_each_fenced_on_their_own_claim(
+        coordination: tuple[PgCoordination, PgCoordination], pg_dsn: str) -> None:
+    a, b = coordination
+    a.record_decisions([pending(1), pending(2), pending(3)])
+    claims = a.claim([VERSION], owner="node-a", now=T0, limit=3, lease_s=30)
+    lost = next(c for c in claims if c.trace_id == f"{2:032x}")
+    [taken] = b.claim_pairs([lost.pair], owner="node-b", now=T0 + timedelta(seconds=31),
+                            lease_s=30)
+    ends = [(claim, {"decision": "scored", "attempts": 1, "score_id": f"score-{n}"},
+             [score(n, 0.5)]) for claim in claims for n in [int(claim.trace_id, 16)]]
+    held = a.complete_many(ends, executions=[execution(n, "a", 0.01) for n in (1, 2, 3)])
+    assert sorted(int(ends[i][0].trace_id, 16) for i in held) == [1, 3]
+    assert sorted(r[0] for r in rows(pg_dsn, "SELECT score_id FROM tracescore.scores")) == [
+        "score-1", "score-3"], "no score for the pair node-b took over"
+    assert rows(pg_dsn, "SELECT count(*) FROM tracescore.judge_executions") == [(3,)]
+    assert rows(pg_dsn, "SELECT decision, owner FROM tracescore.scoring_decisions WHERE "
+                        "trace_id = %s", [taken.trace_id]) == [("pending", "node-b")]
+
+
 def test_renew_release_and_retrying_pairs(
         coordination: tuple[PgCoordination, PgCoordination], pg_dsn: str) -> None:
     a, b = coordination

@@ -119,6 +119,13 @@ class Coordination(Protocol):
         taken over (only ``executions`` are written then)."""
         ...
 
+    def complete_many(self, ends: Sequence[tuple[Claim, Row, Sequence[Row]]], *,
+                      executions: Sequence[Row] = ()) -> list[int]:
+        """``complete`` for several (claim, decision, scores) in one transaction, each fenced
+        on its own claim, with ``executions`` (any pairs' rows) written either way; returns
+        the indexes in ``ends`` of the claims that still held their pairs."""
+        ...
+
     def release(self, claims: Sequence[Claim]) -> None:
         """Give claims back without deciding (a node stopping): others may claim them now."""
         ...

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._coordination import Claim, PairId, Row, Spend
-from ._pg_rows import insert_rows, insert_sql, row_arrays
+from ._pg_rows import array_type, insert_rows, insert_sql, pg_value, row_arrays
 from ._pg_schema import SCHEMA, PgTable, pg_tables
 
 OPEN = ("pending", "retrying", "over_budget")
@@ -85,16 +85,26 @@ UPDATE {SCHEMA}.scoring_decisions d SET owner = NULL, lease_until = NULL FROM {_
 WHERE {_HELD}
 """
 
+_ENDS = ("trace_id", "span_id", "scorer_id", "scorer_version", "owner", "fence", "decision",
+         "attempts", "last_error", "next_attempt_at", "score_id", "updated_at")
+"""The columns of a completion: the claim's pair, owner and fence, and the new decision."""
+
 _COMPLETE_SQL = f"""
 WITH done AS (
 UPDATE {SCHEMA}.scoring_decisions d
-SET decision = %s, attempts = %s, last_error = %s, next_attempt_at = %s, score_id = %s,
-    updated_at = %s, owner = NULL, lease_until = NULL
-WHERE d.trace_id = %s AND d.span_id = %s AND d.scorer_id = %s AND d.scorer_version = %s
-  AND d.owner = %s AND d.fence = %s
-RETURNING 1
+SET decision = c.decision, attempts = c.attempts, last_error = c.last_error,
+    next_attempt_at = c.next_attempt_at, score_id = c.score_id, updated_at = c.updated_at,
+    owner = NULL, lease_until = NULL
+FROM unnest({{arrays}}) WITH ORDINALITY AS c({', '.join(_ENDS)}, n)
+WHERE d.trace_id = c.trace_id AND d.span_id = c.span_id AND d.scorer_id = c.scorer_id
+  AND d.scorer_version = c.scorer_version AND d.owner = c.owner AND d.fence = c.fence
+RETURNING c.n
 )"""
-"""The fenced update of ``complete`` (positional parameters: the inserts' arrays follow)."""
+"""The fenced updates of ``complete_many`` (positional parameters: the inserts' follow)."""
+
+_SCORED = ("u.score_id IN (SELECT s.score_id FROM unnest(%s::text[], %s::bigint[]) AS "
+           "s(score_id, n) JOIN done ON done.n = s.n)")
+"""A score row goes in only if its completion's update found the pair still held."""
 
 _OVER_BUDGET_SQL = f"""
 UPDATE {SCHEMA}.scoring_decisions d
@@ -262,25 +272,44 @@ class PgCoordination:
     def complete(self, claim: Claim, *, decision: Row, scores: Sequence[Row] = (),
                  executions: Sequence[Row] = ()) -> bool:
         """See ``Coordination.complete``."""
-        sql = _COMPLETE_SQL
-        params: list[Any] = [
-            decision["decision"], decision.get("attempts", 0), decision.get("last_error"),
-            decision.get("next_attempt_at"), decision.get("score_id"),
-            decision.get("updated_at") or _utc_now(), claim.trace_id, claim.span_id,
-            claim.scorer_id, claim.scorer_version, claim.owner, claim.fence]
-        # One statement, so one round trip and its own transaction: the score goes in only
-        # with the fenced update, the executions whoever holds the pair now.
-        for part, table, rows, where in (
-                ("score", "scores", scores, "EXISTS (SELECT 1 FROM done)"),
+        done = self.complete_many([(claim, decision, scores)], executions=executions)
+        return bool(done)
+
+    def complete_many(self, ends: Sequence[tuple[Claim, Row, Sequence[Row]]], *,
+                      executions: Sequence[Row] = ()) -> list[int]:
+        """``complete`` for several (claim, decision, scores) at once, in one statement (one
+        round trip, one transaction): each decision fenced on its claim's owner and fence,
+        the scores of the claims still held, every execution (paid for, whoever holds the
+        pair). Returns the indexes in ``ends`` of the claims that were still held."""
+        if not ends:
+            self.record_executions(executions)
+            return []
+        now = _utc_now()
+        table = self._tables["scoring_decisions"]
+        values = [[getattr(claim, name) for claim, _, _ in ends] for name in _ENDS[:6]] + [
+            [decision.get(name, 0 if name == "attempts" else None) for _, decision, _ in ends]
+            for name in _ENDS[6:]]
+        values[-1] = [at or now for at in values[-1]]
+        params: list[Any] = [[_plain(table, name, v) for v in column]
+                             for name, column in zip(_ENDS, values, strict=True)]
+        sql = _COMPLETE_SQL.format(arrays=", ".join(
+            f"%s::{array_type(table, name, table.type_of(name))}" for name in _ENDS))
+        scores = [(index, row) for index, (_, _, rows) in enumerate(ends, 1) for row in rows]
+        # One statement, so one round trip and its own transaction: a score goes in only
+        # with its fenced update, the executions whoever holds the pair now.
+        for part, name, rows, where in (
+                ("score", "scores", [row for _, row in scores], _SCORED),
                 ("spend", "judge_executions", executions, "")):
             if rows:
-                columns, arrays = row_arrays(self._tables[table], rows)
-                sql += f", {part} AS ({insert_sql(self._tables[table], columns, where=where)})"
+                columns, arrays = row_arrays(self._tables[name], rows)
+                sql += f", {part} AS ({insert_sql(self._tables[name], columns, where=where)})"
                 params += arrays
+                if part == "score":
+                    params += [[row.get("score_id") for _, row in scores],
+                               [index for index, _ in scores]]
         with self._statement() as cur:
-            cur.execute(sql + " SELECT count(*) FROM done", params)
-            row = cur.fetchone()
-        return bool(row[0])
+            cur.execute(sql + " SELECT n FROM done", params)
+            return sorted(int(row[0]) - 1 for row in cur.fetchall())
 
     def release(self, claims: Sequence[Claim]) -> None:
         """See ``Coordination.release``."""
@@ -356,6 +385,10 @@ class PgCoordination:
                                      "day": now - timedelta(days=1)})
             row = cur.fetchone()
         return Spend(float(row[0]), float(row[1]), int(row[2]))
+
+
+def _plain(table: PgTable, name: str, v: Any) -> Any:
+    return pg_value(table.type_of(name), v)
 
 
 def _utc_now() -> datetime:

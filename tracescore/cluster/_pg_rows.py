@@ -17,7 +17,8 @@ from ._pg_schema import SCHEMA, PgTable, base_type, check_columns, pg_type
 Conflict = Literal["nothing", "update", "error"]
 
 
-def _value(base: str, value: Any) -> Any:
+def pg_value(base: str, value: Any) -> Any:
+    """``value`` as PostgreSQL takes it in a column of DuckDB type ``base``."""
     if value is None:
         return None
     if base in ("JSON", "VARCHAR[]"):
@@ -29,7 +30,8 @@ def _value(base: str, value: Any) -> Any:
     return value
 
 
-def _array_type(table: PgTable, name: str, base: str) -> str:
+def array_type(table: PgTable, name: str, base: str) -> str:
+    """The PostgreSQL array type carrying values of column ``name`` (of DuckDB type ``base``)."""
     if base in ("JSON", "VARCHAR[]"):
         return "text[]"
     return pg_type(table.name, name, base) + "[]"
@@ -50,7 +52,7 @@ def insert_sql(table: PgTable, columns: Sequence[str], *, conflict: Conflict = "
     only ``where`` this condition holds, when given (e.g. ``EXISTS (SELECT 1 FROM done)`` in a
     statement of several parts)."""
     bases = [table.type_of(name) for name in columns]
-    arrays = ", ".join(f"%s::{_array_type(table, name, base)}"
+    arrays = ", ".join(f"%s::{array_type(table, name, base)}"
                        for name, base in zip(columns, bases, strict=True))
     select = ", ".join(_select_expr(name, base) for name, base in zip(columns, bases,
                                                                       strict=True))
@@ -96,7 +98,7 @@ def row_arrays(table: PgTable, rows: Sequence[Mapping[str, Any]], *,
     for name in columns:
         base = table.type_of(name)
         default = defaults.get(name)
-        params.append([_value(base, row.get(name, default)) for row in rows])
+        params.append([pg_value(base, row.get(name, default)) for row in rows])
     return columns, params
 
 
@@ -120,11 +122,11 @@ def insert_columns(cur: Any, table: PgTable, columns: Mapping[str, Sequence[Any]
         base = table.type_of(name)
         values = list(columns[name])
         if base == "VARCHAR[]":
-            values = [_value(base, v) for v in values]
+            values = [pg_value(base, v) for v in values]
         params.append(values)
     cur.execute(insert_sql(table, names, conflict=conflict), params)
     return count
 
 
-__all__ = ["Conflict", "base_type", "columns_from_arrow", "insert_columns", "insert_rows",
-           "insert_sql", "row_arrays"]
+__all__ = ["Conflict", "array_type", "base_type", "columns_from_arrow", "insert_columns",
+           "insert_rows", "insert_sql", "pg_value", "row_arrays"]

@@ -12,7 +12,8 @@ same code on one node and on many. What changes against ``LocalCoordination``:
 - A run's end (``complete``) is fenced on owner and fence in the score's own transaction: a
   node that lost the pair writes only its judge executions (they were paid for).
 - Judge executions are committed as they arrive (no linger): they queue for the coordination
-  thread, which takes every row queued by the time it gets to them in one statement. A run's
+  thread, which takes everything queued by the time it is free (executions, completions) in
+  one statement (one round trip; each completion still fenced on its own claim). A run's
   end takes back its rows still queued and carries them in its completion, and waits for
   those being written (the completion, on the same thread, would wait for them anyway), so
   each row is sent to PostgreSQL once. There is no ``retrying`` in-flight note: a pair
@@ -31,6 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -53,6 +55,21 @@ def _item(claim: Any) -> WorkItem:
                     claim=claim)
 
 
+End = tuple[Any, dict[str, Any], Rows]
+"""A completion: the claim, its decision row, its score rows."""
+
+
+@dataclass(slots=True)
+class _Queued:
+    """A write waiting for the coordination thread: execution rows, and a completion or
+    None; ``outcome`` (None, the completion's held flag, or an exception) once written."""
+
+    future: asyncio.Future[Any]
+    rows: Rows
+    end: End | None
+    outcome: Any = None
+
+
 class SharedCoordination:
     """``LiveCoordination`` over a cluster's ``Coordination`` (see the module docstring)."""
 
@@ -72,8 +89,8 @@ class SharedCoordination:
         self._control_executor = (
             self._executor if self.control is coordination
             else ThreadPoolExecutor(1, thread_name_prefix="tracescore-claims"))
-        self._queue: list[tuple[asyncio.Future[None], Rows]] = []
-        """Executions waiting for the coordination thread (``submit_executions``)."""
+        self._queue: list[_Queued] = []
+        """Executions and completions waiting for the coordination thread."""
         self._queue_lock = threading.Lock()
         self._draining = False
         """A write of the queue is on its way to the coordination thread (or on it)."""
@@ -184,14 +201,18 @@ class SharedCoordination:
         """Commit the executions now: queued for the coordination thread, which writes every
         row queued by then in one statement (the decisions, a one-node in-flight note, are
         not written: a claim's fence tells the next holder to read earlier spend)."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
         rows = list(executions)
+        future: asyncio.Future[None] = self._enqueue(rows, None)
         for row in rows:
             self._writing[row["execution_id"]] = future
         future.add_done_callback(lambda _: self._forget(rows, future))
+        return future
+
+    def _enqueue(self, rows: Rows, end: End | None) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         with self._queue_lock:
-            self._queue.append((future, rows))
+            self._queue.append(_Queued(future, rows, end))
             start, self._draining = not self._draining, True
         if start:
             self._drain(loop)
@@ -200,42 +221,64 @@ class SharedCoordination:
     def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
             job = loop.run_in_executor(self._executor, self._write_queued)
-        except RuntimeError as exc:  # closed: the run's end writes the rows it carries
+        except RuntimeError as exc:  # closed (stopping): nothing is written any more
             with self._queue_lock:
                 taken, self._queue, self._draining = self._queue, [], False
-            self._resolve(taken, exc)
+            for queued in taken:
+                queued.outcome = exc
+            self._resolve(taken)
             return
         job.add_done_callback(self._drained)
 
-    def _write_queued(self) -> tuple[list[tuple[asyncio.Future[None], Rows]],
-                                     BaseException | None]:
-        """On the coordination thread: every row queued by now, in one statement."""
+    def _write_queued(self) -> list[_Queued]:
+        """On the coordination thread: everything queued by now in one statement (the
+        completions with every execution row); should it fail, each part on its own, so one
+        pair's bad row fails only that pair's write."""
         with self._queue_lock:
             taken, self._queue = self._queue, []
         try:
-            self.coordination.record_executions([row for _, rows in taken for row in rows])
+            self._write(taken)
         except Exception as exc:  # noqa: BLE001 - each write's future carries it
-            return taken, exc
-        return taken, None
+            if len(taken) == 1:
+                taken[0].outcome = exc
+                return taken
+            for queued in taken:
+                try:
+                    self._write([queued])
+                except Exception as own:  # noqa: BLE001
+                    queued.outcome = own
+        return taken
 
-    def _drained(self, job: asyncio.Future[Any]) -> None:
-        taken, error = job.result()
-        self._resolve(taken, error)
+    def _write(self, taken: list[_Queued]) -> None:
+        ends = [q for q in taken if q.end is not None]
+        rows = [row for q in taken for row in q.rows]
+        if not ends:
+            self.coordination.record_executions(rows)
+            for queued in taken:
+                queued.outcome = None
+            return
+        held = set(self.coordination.complete_many([q.end for q in ends], executions=rows))
+        for queued in taken:
+            queued.outcome = None
+        for index, queued in enumerate(ends):
+            queued.outcome = index in held
+
+    def _drained(self, job: asyncio.Future[list[_Queued]]) -> None:
+        self._resolve(job.result())
         with self._queue_lock:
             again = self._draining = bool(self._queue)
         if again:
             self._drain(asyncio.get_running_loop())
 
     @staticmethod
-    def _resolve(taken: list[tuple[asyncio.Future[None], Rows]],
-                 error: BaseException | None) -> None:
-        for future, _ in taken:
-            if future.done():
+    def _resolve(taken: list[_Queued]) -> None:
+        for queued in taken:
+            if queued.future.done():
                 continue
-            if error is None:
-                future.set_result(None)
+            if isinstance(queued.outcome, BaseException):
+                queued.future.set_exception(queued.outcome)
             else:
-                future.set_exception(error)
+                queued.future.set_result(queued.outcome)
 
     def _forget(self, rows: Rows, future: asyncio.Future[None]) -> None:
         for row in rows:
@@ -246,8 +289,8 @@ class SharedCoordination:
         """Take back executions still queued (the run's completion carries them); False once
         the coordination thread has taken them."""
         with self._queue_lock:
-            for index, (queued, _) in enumerate(self._queue):
-                if queued is future:
+            for index, queued in enumerate(self._queue):
+                if queued.future is future and queued.end is None:
                     del self._queue[index]
                     break
             else:
@@ -274,10 +317,9 @@ class SharedCoordination:
         if item.claim is None or not decisions:  # not held (the scheduler claims first)
             await self.write([], executions, [])
             return False
-        decision = decisions[-1]
-        done: bool = await self._call(self.coordination.complete, item.claim,
-                                      decision=decision, scores=scores,
-                                      executions=executions)
+        # Queued with the executions: completions (and execution rows) queued while the
+        # coordination thread is busy go in one statement when it gets to them.
+        done: bool = await self._enqueue(executions, (item.claim, decisions[-1], scores))
         if not done:
             self.counts["taken_over"] += 1
         return done
