@@ -467,7 +467,7 @@ class LiveScheduler:
             finally:
                 self.stats.ticks += 1
                 self.stats.last_tick_at = self.now()
-        if self._more and len(self._inflight) <= self.settings.batch_size // 2:
+        if self._more and len(self._inflight) <= self._hold_limit() // 2:
             # A backlog the tick's own (inline) scoring left: tick again now, not at the next
             # interval (once this tick's task has ended).
             asyncio.get_running_loop().call_soon(functools.partial(self._kick, again=True))
@@ -752,6 +752,15 @@ class LiveScheduler:
             out.append(reg)
         return out
 
+    def _hold_limit(self) -> int:
+        """How many pairs this node holds in flight at most: the batch, or on a shared queue
+        no more than it runs soon (others may take the rest). A backlog ticks again at once
+        only once half of it is free: measured against the batch, a cluster node (16 held of
+        a 256 batch) ticked again the moment each tick ended, ~950 empty ticks a second."""
+        if self.coordination.shared:
+            return min(self.settings.batch_size, 2 * self.settings.concurrency)
+        return self.settings.batch_size
+
     async def _dispatch(self, enabled: list[RegisteredScorer], now: datetime) -> bool:
         """Hand due pairs to workers; True when the batch was full (more may be due)."""
         over = self.budget.exceeded()
@@ -759,10 +768,7 @@ class LiveScheduler:
             await self.coordination.mark_over_budget(
                 [(r.id, r.version) for r in enabled if r.uses_judge], reason=over, now=now)
         runnable = self._runnable(enabled, now)
-        held = self.settings.batch_size
-        if self.coordination.shared:  # take no more than it runs soon: others may take the rest
-            held = min(held, 2 * self.settings.concurrency)
-        capacity = held - len(self._inflight)
+        capacity = self._hold_limit() - len(self._inflight)
         if not runnable or capacity <= 0:
             return capacity <= 0
         by_version = {(r.id, r.version): r for r in runnable}
@@ -832,7 +838,7 @@ class LiveScheduler:
             self._inflight.discard(item.key)
             self._finished_seq += 1
             self._finished[item.key] = self._finished_seq
-            if self._more and len(self._inflight) <= self.settings.batch_size // 2:
+            if self._more and len(self._inflight) <= self._hold_limit() // 2:
                 self._kick(again=True)  # a backlog: tick again now, not at the next interval
 
     async def _update_gauges(self, enabled: list[RegisteredScorer], now: datetime) -> None:
