@@ -85,9 +85,11 @@ UPDATE {SCHEMA}.scoring_decisions d SET owner = NULL, lease_until = NULL FROM {_
 WHERE {_HELD}
 """
 
-_ENDS = ("trace_id", "span_id", "scorer_id", "scorer_version", "owner", "fence", "decision",
-         "attempts", "last_error", "next_attempt_at", "score_id", "updated_at")
-"""The columns of a completion: the claim's pair, owner and fence, and the new decision."""
+_CLAIMED = ("trace_id", "span_id", "scorer_id", "scorer_version", "owner", "fence")
+"""A completion's columns taken from its claim: the pair, its owner and fence."""
+_ENDS = (*_CLAIMED, "decision", "attempts", "last_error", "next_attempt_at", "score_id",
+         "updated_at")
+"""The columns of a completion: the claim's, and the new decision."""
 
 _COMPLETE_SQL = f"""
 WITH done AS (
@@ -207,18 +209,18 @@ class PgCoordination:
         table = self._tables["scoring_decisions"]
         columns, params = row_arrays(table, decisions, defaults={
             "attempts": 0, "created_at": now, "updated_at": now})
-        sql = "WITH decided AS ({}), ".format(insert_sql(
+        parts = ["decided AS ({})".format(insert_sql(
             table, columns, returning=("trace_id", "span_id", "scorer_id", "scorer_version",
-                                       "score_id")))
+                                       "score_id")))]
         if scores:
             columns, arrays = row_arrays(self._tables["scores"], scores,
                                          defaults={"created_at": now})
-            sql += "score AS ({}), ".format(insert_sql(
+            parts.append("score AS ({})".format(insert_sql(
                 self._tables["scores"], columns,
-                where="u.score_id IN (SELECT score_id FROM decided)"))
+                where="u.score_id IN (SELECT score_id FROM decided)")))
             params += arrays
         with self._statement() as cur:
-            cur.execute(sql.removesuffix(", ") + " SELECT trace_id, span_id, scorer_id, "
+            cur.execute(f"WITH {', '.join(parts)} SELECT trace_id, span_id, scorer_id, "
                         "scorer_version FROM decided", params)
             return {(r[0], r[1], r[2], r[3]) for r in cur.fetchall()}
 
@@ -286,27 +288,26 @@ class PgCoordination:
             return []
         now = _utc_now()
         table = self._tables["scoring_decisions"]
-        values = [[getattr(claim, name) for claim, _, _ in ends] for name in _ENDS[:6]] + [
-            [decision.get(name, 0 if name == "attempts" else None) for _, decision, _ in ends]
-            for name in _ENDS[6:]]
-        values[-1] = [at or now for at in values[-1]]
-        params: list[Any] = [[_plain(table, name, v) for v in column]
-                             for name, column in zip(_ENDS, values, strict=True)]
+        rows = [{"attempts": 0, **decision, **{name: getattr(claim, name) for name in _CLAIMED},
+                 "updated_at": decision.get("updated_at") or now}
+                for claim, decision, _ in ends]
+        params: list[Any] = [[pg_value(table.type_of(name), row.get(name)) for row in rows]
+                             for name in _ENDS]
         sql = _COMPLETE_SQL.format(arrays=", ".join(
             f"%s::{array_type(table, name, table.type_of(name))}" for name in _ENDS))
-        scores = [(index, row) for index, (_, _, rows) in enumerate(ends, 1) for row in rows]
         # One statement, so one round trip and its own transaction: a score goes in only
-        # with its fenced update, the executions whoever holds the pair now.
-        for part, name, rows, where in (
-                ("score", "scores", [row for _, row in scores], _SCORED),
-                ("spend", "judge_executions", executions, "")):
-            if rows:
-                columns, arrays = row_arrays(self._tables[name], rows)
-                sql += f", {part} AS ({insert_sql(self._tables[name], columns, where=where)})"
-                params += arrays
-                if part == "score":
-                    params += [[row.get("score_id") for _, row in scores],
-                               [index for index, _ in scores]]
+        # with its fenced update (``_SCORED``), the executions whoever holds the pair now.
+        scored = [(n, row) for n, (_, _, score_rows) in enumerate(ends, 1) for row in score_rows]
+        if scored:
+            columns, arrays = row_arrays(self._tables["scores"], [row for _, row in scored])
+            sql += f", score AS ({insert_sql(self._tables['scores'], columns, where=_SCORED)})"
+            params += [*arrays, [row.get("score_id") for _, row in scored],
+                       [n for n, _ in scored]]
+        if executions:
+            spend = self._tables["judge_executions"]
+            columns, arrays = row_arrays(spend, executions)
+            sql += f", spend AS ({insert_sql(spend, columns)})"
+            params += arrays
         with self._statement() as cur:
             cur.execute(sql + " SELECT n FROM done", params)
             return sorted(int(row[0]) - 1 for row in cur.fetchall())
@@ -385,10 +386,6 @@ class PgCoordination:
                                      "day": now - timedelta(days=1)})
             row = cur.fetchone()
         return Spend(float(row[0]), float(row[1]), int(row[2]))
-
-
-def _plain(table: PgTable, name: str, v: Any) -> Any:
-    return pg_value(table.type_of(name), v)
 
 
 def _utc_now() -> datetime:

@@ -254,12 +254,8 @@ class SharedCoordination:
         rows = [row for q in taken for row in q.rows]
         if not ends:
             self.coordination.record_executions(rows)
-            for queued in taken:
-                queued.outcome = None
             return
         held = set(self.coordination.complete_many([q.end for q in ends], executions=rows))
-        for queued in taken:
-            queued.outcome = None
         for index, queued in enumerate(ends):
             queued.outcome = index in held
 
