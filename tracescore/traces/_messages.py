@@ -446,7 +446,7 @@ def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
         return None
     out: list[Msg] = []
     for plan in plans:
-        msg = _flat_message(plan, {field: attrs[key] for field, key in plan.fields}, attrs)
+        msg = _flat_message(plan, attrs)
         if msg is not None:
             out.append(msg)
     return text_tool_roles(out)
@@ -484,7 +484,8 @@ def _sub_records(fields: dict[str, str], head: str, inner: str) -> tuple[_Keyed,
     return tuple(tuple(records[index].items()) for index in sorted(records))
 
 
-def _flat_message(plan: _FlatPlan, fields: dict[str, Any], attrs: dict[str, Any]) -> Msg | None:
+def _flat_message(plan: _FlatPlan, attrs: dict[str, Any]) -> Msg | None:
+    fields = {field: attrs[key] for field, key in plan.fields}
     role = norm_role(fields.get("role"), "user")
     parts: list[Part] = []
     content = fields.get("content")
