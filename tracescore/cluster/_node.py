@@ -163,8 +163,20 @@ class ClusterNode:
                 self._read_conn.close()
                 self._read_conn = None
         if self._id_lock is not None:
-            self._id_lock.close()  # the session's advisory lock goes with it
+            self._release_node_id(self._id_lock)
             self._id_lock = None
+
+    def _release_node_id(self, conn: Any) -> None:
+        """Unlock before closing: closing alone frees the lock only once the server's backend
+        has noticed and exited, so a node restarted at once could still find it held."""
+        try:
+            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))",
+                         [_NODE_LOCK_CLASS, self.node_id])
+        except Exception:  # noqa: BLE001 - a broken session: closing it frees the lock
+            log.debug("could not unlock node id %s before closing", self.node_id,
+                      exc_info=True)
+        finally:
+            conn.close()
 
     def _run(self) -> None:
         flusher = self.flusher
