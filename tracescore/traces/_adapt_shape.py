@@ -17,7 +17,9 @@ still becomes a model call, a tool call or a run with its content:
   key (``…messages``, ``…prompt``) as the model's input; an output record's ``message``/
   ``messages``/``choices`` as its answer.
 - **Usage**: ``…prompt_tokens``/``…input_tokens``/``…completion_tokens``/``…output_tokens``/
-  ``…total_tokens`` (any case, any prefix), or a ``usage`` record inside the output.
+  ``…total_tokens`` (any case, any prefix); else an attribute holding a JSON record of such
+  counts, under any key (Langfuse's ``langfuse.observation.usage_details``); else a ``usage``
+  record inside the output.
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's ``…name``; else the span name, without a ``kind:``
   prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
@@ -103,25 +105,35 @@ def first(attrs: dict[str, Any], *suffixes: str) -> Any:
 
 
 def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None:
-    """Token counts under any prefix, or in an output record's ``usage``."""
+    """Token counts under any prefix; else in an attribute holding a record of counts (a JSON
+    object whose keys are count names, under whatever key); else in an output record's
+    ``usage``."""
+    out = _counts(attrs)
+    if not out:
+        for value in attrs.values():
+            if isinstance(value, str) and value.startswith("{") and "tokens" in value.lower():
+                record = parse_json(value)
+                if isinstance(record, dict):
+                    out = _counts(record)
+                    if out:
+                        break
+    if not out and isinstance(output, dict) and isinstance(output.get("usage"), dict):
+        out = _counts(output["usage"])
+    return out or None
+
+
+def _counts(record: dict[str, Any]) -> dict[str, int]:
+    """The counts a record's count-named keys hold (an estimate is no count)."""
     out: dict[str, int] = {}
     for name, suffixes in _USAGE:
-        for key, value in attrs.items():
-            if "estimat" in key.lower():
+        for key, value in record.items():
+            lowered = key.lower()
+            if "estimat" in lowered:
                 continue
-            if key.lower().replace(".", "_").endswith(suffixes) and to_int(value) is not None:
+            if lowered.replace(".", "_").endswith(suffixes) and to_int(value) is not None:
                 out[name] = to_int(value)  # type: ignore[assignment]
                 break
-    if not out and isinstance(output, dict) and isinstance(output.get("usage"), dict):
-        usage = output["usage"]
-        lowered = {k.lower(): v for k, v in usage.items()}
-        for name, suffixes in _USAGE:
-            for suffix in suffixes:
-                value = to_int(lowered.get(suffix))
-                if value is not None:
-                    out[name] = value
-                    break
-    return out or None
+    return out
 
 
 def message_list(value: Any) -> list[Msg] | None:
