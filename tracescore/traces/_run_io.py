@@ -11,7 +11,9 @@ run's conversation (``_conversation``) and its answer (``_agent``):
   sentence.
 - **The declared answer** is the run's own output when it says one: plain text (never a repr),
   a message list's last assistant text, or a record with one text field — with several, the one
-  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``).
+  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``). A declared answer
+  that is the last model call's text with other surrounding whitespace is that text: the
+  framework's rendering of the model's answer (Strands adds a newline per text block).
 """
 
 from __future__ import annotations
@@ -77,7 +79,16 @@ def last_text(calls: list[Step]) -> str:
 
 
 def declared_answer(run: Step, calls: list[Step]) -> str | None:
-    """The answer the run's own span declares (see the module docstring), or None."""
+    """The answer the run's own span declares (see the module docstring), or None; as the
+    model wrote it when the span's copy only adds or drops surrounding whitespace."""
+    found = _declared(run, calls)
+    if found is None or not calls:
+        return found
+    written = last_text(calls)
+    return written if written and written != found and written.strip() == found.strip() else found
+
+
+def _declared(run: Step, calls: list[Step]) -> str | None:
     for msg in reversed(run.output_messages or []):
         if msg.role == "assistant" and msg.text and not is_repr(msg.text):
             return msg.text
