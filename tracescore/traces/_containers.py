@@ -11,14 +11,20 @@ Rules, once the agent runs are known (stage 2):
   - a **wrapper** when its input and output are those of the one run below it (compared by the
     texts they carry, ``_run_text``), whatever its name, kind or siblings; also when it carries
     neither and has nothing of its own beside that run;
-  - a **workflow run** when it has steps of its own (children with input/output, or declared
-    steps, beside the run) or holds several runs, or work of its own beside them;
+  - a **workflow run** when it has steps of its own (children with input/output, declared
+    steps, or peers of the child that holds the run: spans with the same attribute keys) beside
+    the run, or holds several runs, or work of its own beside them;
   - with output or input of its own that is not the run's and nothing else: a step around the
     run when a workflow holds it, else a workflow run.
   A graph node (``_agent_runs.graph_node``) is always a step.
 - **Children of a workflow run** are its steps (unless a run, a model or tool call, or a kind a
-  convention declared); a step's name loses its workflow's object prefix (``Flow.parse_request``
-  under ``Flow.kickoff`` → ``parse_request``).
+  convention declared). Where the children holding its runs have peers (the same attribute
+  keys), those peers are its steps, the child holding a run among them even when it carries
+  nothing, and a child of other keys that carries nothing is plumbing between the steps
+  (message routing). A step's name loses its workflow's object prefix (``Flow.parse_request``
+  under ``Flow.kickoff`` → ``parse_request``); a span named ``<operation> <target>`` whose
+  target is one of its attribute values is named by that target (``executor.process
+  parse-request`` with ``executor.id`` ``parse-request`` → ``parse-request``).
 """
 
 from __future__ import annotations
@@ -68,8 +74,10 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
         _classify(step, verdicts[id(step)], workflow)
         if step.kind == "workflow_run":
             workflows.append(step)
+    done: set[int] = set()
     for workflow in workflows:
-        if workflow.kind == "workflow_run":
+        if workflow.kind == "workflow_run" and id(workflow) not in done:
+            done.add(id(workflow))
             _steps_of(workflow, verdicts, run_ids)
 
 
@@ -164,16 +172,50 @@ def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
         while node is not None and node is not step:
             on_path.add(id(node))
             node = node.parent
+    peers = _path_keys(step, on_path)
     out = []
     for child in step.children:
         if id(child) in on_path:
             continue
-        if child.kind == "workflow_step" or graph_node(child):
+        if child.kind == "workflow_step" or graph_node(child) or _keys(child) in peers:
             out.append(child)
         elif child.kind == "generic" and child.hint in (None, "chain") and (
             child._input is not None or child._output is not None
         ):
             out.append(child)
+    return out
+
+
+def _keys(step: Step) -> frozenset[str]:
+    return frozenset(step.attributes)
+
+
+def _path_keys(step: Step, on_path: set[int]) -> set[frozenset[str]]:
+    """The attribute keys of ``step``'s children that hold a run without being one, where
+    another child has the same keys (peers: the kind of span its steps are)."""
+    holding = {_keys(c) for c in step.children
+               if id(c) in on_path and c.kind not in RUN_KINDS and c.attributes}
+    if not holding:
+        return holding
+    counts: dict[frozenset[str], int] = {}
+    for child in step.children:
+        keys = _keys(child)
+        if keys in holding:
+            counts[keys] = counts.get(keys, 0) + 1
+    return {keys for keys, count in counts.items() if count > 1}
+
+
+def _run_holders(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> set[int]:
+    """The children of ``workflow`` on the paths to its runs."""
+    out: set[int] = set()
+    for child in workflow.children:
+        if id(child) in run_ids or verdicts.get(id(child)) in ("workflow", "step_around"):
+            out.add(id(child))
+            continue
+        for below in child.descendants(stop_at=RUN_KINDS):
+            if id(below) in run_ids:
+                out.add(id(child))
+                break
     return out
 
 
@@ -195,11 +237,17 @@ def io_match(container: Step, run: Step) -> bool | None:
 
 def _steps_of(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
     """A workflow run's children are its steps (see the rules above)."""
+    peers = _path_keys(workflow, _run_holders(workflow, verdicts, run_ids))
     for step in workflow.children:
         if id(step) in verdicts or id(step) in run_ids or step.is_model_call:
             continue
         if step.kind == "generic" and step.hint in (None, "chain"):
-            if _passes_through(step):
+            if peers and _keys(step) not in peers and step._input is None and (
+                step._output is None
+            ):
+                note(step, "directly under a workflow run whose steps are spans of other "
+                     "attribute keys, carrying nothing: plumbing between its steps")
+            elif _passes_through(step):
                 note(step, "directly under a workflow run, but its output is its input: a "
                      "pass-through, plumbing")
             else:
@@ -218,7 +266,12 @@ def _holds_work(step: Step) -> bool:
 
 
 def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
-    if verdict in ("wrapper", "wrapper_named"):
+    if verdict == "wrapper" and workflow is not None and _keys(step) in _path_keys(
+        workflow, {id(step)}
+    ):
+        _make_step(step, workflow, "span around a run, carrying nothing, directly under a "
+                   "workflow run beside peers of its attribute keys: one of its steps")
+    elif verdict in ("wrapper", "wrapper_named"):
         _wrap(step, lend_name=verdict == "wrapper_named")
     elif verdict in ("node", "step_around") and workflow is not None:
         why = "graph node" if verdict == "node" else "span around a run, with input or output "
@@ -285,13 +338,22 @@ def _inner_run(step: Step) -> Step | None:
     return None
 
 
+def _target_of(step: Step) -> str | None:
+    """The target of a span named ``<operation> <target>`` when one of its attribute values is
+    that target."""
+    _, space, target = step.span_name.rpartition(" ")
+    if space and target and target in step.attributes.values():
+        return target
+    return None
+
+
 def _make_step(step: Step, workflow: Step, why: str) -> None:
     step.kind = "workflow_step"
     owner = method_owner(workflow.span_name)
     if owner != workflow.span_name and step.name.startswith(owner + "."):
         step.name = step.name[len(owner) + 1 :]  # Flow.parse_request under Flow.kickoff
     elif step.name == step.span_name:
-        step.name = method_owner(step.name)  # ParseRequest.forward → ParseRequest
+        step.name = _target_of(step) or method_owner(step.name)  # ParseRequest.forward
     step.step_id = step.step_id or step.name
     note(step, why)
 
