@@ -294,3 +294,133 @@ def test_the_tree_shows_the_derived_input_of_an_agent_whose_span_has_none() -> N
     lines = render_tree(trace).splitlines()
     assert lines[1].strip().startswith("- agent_run FunctionAgent")
     assert lines[2].strip() == "input: What is the weather in Paris right now, in Fahrenheit?"
+
+
+def _task(name: str, sid: str, parent: str, start: float, *, order: int) -> dict[str, Any]:
+    """A workflow task span of a schema no adapter knows, carrying no input or output."""
+    return row(
+        f"task.run {name}",
+        span_id=sid,
+        parent=parent,
+        start_ms=start,
+        end_ms=start + 1,
+        attributes={"task.handler": name, "task.order": order},
+    )
+
+
+def _route(sid: str, parent: str, start: float) -> dict[str, Any]:
+    """A routing span between tasks, carrying nothing."""
+    return row(
+        "route.deliver",
+        span_id=sid,
+        parent=parent,
+        start_ms=start,
+        end_ms=start + 0.1,
+        attributes={"route.delivered": True},
+    )
+
+
+def test_steps_that_carry_nothing_are_steps_as_peers_of_the_one_holding_the_run() -> None:
+    """A workflow whose step spans carry no input or output (Agent Framework's executor spans):
+    the spans with the attribute keys of the one holding the agent are its steps, named by the
+    target their name and attributes share; routing spans of other keys are plumbing. Without
+    such peers the same span around the agent is a wrapper."""
+    wf, agent, chat = span_id(), span_id(), span_id()
+    first, middle, last = span_id(), span_id(), span_id()
+    wf_row = row(
+        "invoke_workflow trip",
+        span_id=wf,
+        start_ms=0,
+        end_ms=10,
+        attributes={"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "trip"},
+    )
+    agent_rows = [
+        row(
+            "invoke_agent a",
+            span_id=agent,
+            parent=middle,
+            start_ms=3,
+            end_ms=3.9,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+        ),
+        _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)],
+              start=3.1),
+    ]
+    rows = [
+        wf_row,
+        _route(span_id(), wf, 0.5),
+        _task("parse", first, wf, 1, order=1),
+        _route(span_id(), wf, 2.5),
+        _task("ask", middle, wf, 3, order=2),
+        _route(span_id(), wf, 4.5),
+        _task("report", last, wf, 5, order=3),
+        *agent_rows,
+    ]
+    trace = Trace.from_rows(rows)
+    assert scorer_input(trace)["kind"] == "workflow"
+    steps = extract_trajectory_from_trace(trace).steps
+    assert [(s.step_type, s.name) for s in steps] == [
+        ("workflow_step", "parse"),
+        ("workflow_step", "ask"),
+        ("workflow_step", "report"),
+    ]
+    assert [c.step_type for c in steps[1].children or []] == ["agent_run"]
+    assert trace_to_agent_run(trace).span_id == agent
+    # The task holding the agent with no peer of its keys: it and the workflow wrap the agent.
+    alone = Trace.from_rows([wf_row, _route(span_id(), wf, 0.5), _task("ask", middle, wf, 3,
+                                                                        order=2), *agent_rows])
+    assert scorer_input(alone)["span_id"] == agent
+    assert find_target_spans(alone, "workflow_run") == []
+
+
+def test_usage_in_a_record_of_counts_under_any_key() -> None:
+    """A model call of an unknown schema whose counts are one JSON record under a key of its own
+    (Langfuse's ``usage_details``) has those tokens."""
+    call = span_id()
+    trace = Trace.from_rows([
+        row(
+            "some-generation",
+            span_id=call,
+            attributes={
+                "obs.type": "generation",
+                "obs.input": json.dumps({"messages": [{"role": "user", "content": Q1}]}),
+                "obs.output": json.dumps({"role": "assistant", "content": A1}),
+                "obs.model.name": "m",
+                "obs.cost": json.dumps({"total": 0.5}),
+                "obs.counts": json.dumps({"prompt_tokens": 7, "completion_tokens": 3,
+                                          "total_tokens": 10}),
+            },
+        )
+    ])
+    steps = extract_trajectory_from_trace(trace).steps
+    assert [(s.step_type, s.prompt_tokens, s.completion_tokens) for s in steps] == [
+        ("model_generation", 7, 3)
+    ]
+
+
+def test_a_declared_answer_padded_with_whitespace_is_the_models_text() -> None:
+    """The agent span declares the model's answer with a newline added (Strands): the answer is
+    the model's text; a declared answer that says something else still wins."""
+    agent, chat = span_id(), span_id()
+
+    def rows(declared: str) -> list[dict[str, Any]]:
+        return [
+            row(
+                "invoke_agent a",
+                span_id=agent,
+                start_ms=0,
+                end_ms=5,
+                attributes={
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "a",
+                    "gen_ai.output.messages": json.dumps([_text("assistant", declared)]),
+                },
+            ),
+            _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)],
+                  start=1),
+        ]
+
+    assert trace_to_agent_run(Trace.from_rows(rows(A1 + "\n"))).output[0].content == A1
+    assert trace_to_agent_run(Trace.from_rows(rows(f"{A1} Anything else?"))).output[
+        0
+    ].content == f"{A1} Anything else?"
