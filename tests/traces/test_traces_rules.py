@@ -424,3 +424,41 @@ def test_a_declared_answer_padded_with_whitespace_is_the_models_text() -> None:
     assert trace_to_agent_run(Trace.from_rows(rows(f"{A1} Anything else?"))).output[
         0
     ].content == f"{A1} Anything else?"
+
+
+def test_a_span_asked_something_else_as_a_message_is_a_workflow_not_a_wrapper() -> None:
+    """A span around one agent that carries no input value but the user's message (Strands'
+    ``invoke_graph`` with a ``gen_ai.user.message`` event) is compared by that message: a task
+    other than the agent's makes it a workflow run; the agent's own question, a wrapper."""
+    outer, agent, chat = span_id(), span_id(), span_id()
+
+    def rows(task: str) -> list[dict[str, Any]]:
+        return [
+            row(
+                "invoke_graph",
+                span_id=outer,
+                start_ms=0,
+                end_ms=10,
+                attributes={"gen_ai.operation.name": "invoke_graph"},
+                events=[{"name": "gen_ai.user.message", "time_unix_nano": 1,
+                         "attributes": {"content": task}}],
+            ),
+            row(
+                "invoke_agent a",
+                span_id=agent,
+                parent=outer,
+                start_ms=1,
+                end_ms=9,
+                attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+            ),
+            _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)],
+                  start=2),
+        ]
+
+    planned = Trace.from_rows(rows("Plan my trip to Oslo."))
+    data = scorer_input(planned)
+    assert (data["kind"], data["span_id"]) == ("workflow", outer)
+    assert "Plan my trip to Oslo." in str(data["input"])
+    assert trace_to_agent_run(planned).span_id == agent
+    wrapped = Trace.from_rows(rows(Q1))
+    assert (scorer_input(wrapped)["kind"], scorer_input(wrapped)["span_id"]) == ("agent", agent)

@@ -9,7 +9,8 @@ Rules, once the agent runs are known (stage 2):
 - **A container** (a span holding runs, or model/tool work of no run, that is not itself a run
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
-    texts they carry, ``_run_text``), whatever its name, kind or siblings; also when it carries
+    texts they carry, ``_run_text``; a span without input or output values by the user and
+    assistant messages it carries), whatever its name, kind or siblings; also when it carries
     neither and has nothing of its own beside that run;
   - a **workflow run** when it has steps of its own (children with input/output, declared
     steps, or peers of the child that holds the run: spans with the same attribute keys) beside
@@ -220,14 +221,20 @@ def _run_holders(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) ->
 
 
 def io_match(container: Step, run: Step) -> bool | None:
-    """Whether the container's input and output are those of ``run`` (None: it carries
-    neither)."""
+    """Whether the container's input and output (or the user and assistant messages it carries)
+    are those of ``run`` (None: it carries neither)."""
     wanted_in, wanted_out = run_io(run, own_calls(run))
     checks = []
     if container._input is not None:
         checks.append(reads_as(container.input, wanted_in))
+    elif container.has_input_messages:  # given as messages (a GenAI span's user message)
+        asked = [m.text for m in container.input_messages or [] if m.role == "user" and m.text]
+        checks.append(reads_as(asked, wanted_in))
     if container._output is not None:
         checks.append(reads_as(container.output, wanted_out))
+    elif container._output_messages is not None:
+        said = [m.text for m in container.output_messages or [] if m.role == "assistant"]
+        checks.append(reads_as([t for t in said if t], wanted_out))
     if any(c is False for c in checks):
         return False
     if any(c is True for c in checks):
