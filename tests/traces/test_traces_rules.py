@@ -296,6 +296,22 @@ def test_the_tree_shows_the_derived_input_of_an_agent_whose_span_has_none() -> N
     assert lines[2].strip() == "input: What is the weather in Paris right now, in Fahrenheit?"
 
 
+def _agent_answering(sid: str, chat: str, parent: str, start: float) -> list[dict[str, Any]]:
+    """An agent span ``a`` under ``parent`` with one model call answering ``Q1`` with ``A1``."""
+    return [
+        row(
+            "invoke_agent a",
+            span_id=sid,
+            parent=parent,
+            start_ms=start,
+            end_ms=start + 0.9,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+        ),
+        _chat("chat m", chat, sid, [_text("user", Q1)], output=[_text("assistant", A1)],
+              start=start + 0.1),
+    ]
+
+
 def _task(name: str, sid: str, parent: str, start: float, *, order: int) -> dict[str, Any]:
     """A workflow task span of a schema no adapter knows, carrying no input or output."""
     return row(
@@ -334,18 +350,7 @@ def test_steps_that_carry_nothing_are_steps_as_peers_of_the_one_holding_the_run(
         end_ms=10,
         attributes={"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "trip"},
     )
-    agent_rows = [
-        row(
-            "invoke_agent a",
-            span_id=agent,
-            parent=middle,
-            start_ms=3,
-            end_ms=3.9,
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
-        ),
-        _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)],
-              start=3.1),
-    ]
+    agent_rows = _agent_answering(agent, chat, middle, 3)
     rows = [
         wf_row,
         _route(span_id(), wf, 0.5),
@@ -443,16 +448,7 @@ def test_a_span_asked_something_else_as_a_message_is_a_workflow_not_a_wrapper() 
                 events=[{"name": "gen_ai.user.message", "time_unix_nano": 1,
                          "attributes": {"content": task}}],
             ),
-            row(
-                "invoke_agent a",
-                span_id=agent,
-                parent=outer,
-                start_ms=1,
-                end_ms=9,
-                attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
-            ),
-            _chat("chat m", chat, agent, [_text("user", Q1)], output=[_text("assistant", A1)],
-                  start=2),
+            *_agent_answering(agent, chat, outer, 1),
         ]
 
     planned = Trace.from_rows(rows("Plan my trip to Oslo."))
