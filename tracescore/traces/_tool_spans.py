@@ -17,6 +17,9 @@ Which model call a tool execution answers, and the tool step's identity, are sta
 
 from __future__ import annotations
 
+from typing import Any
+
+from ._messages import norm_role
 from ._steps import Step, note
 from ._values import langchain_message, parse_json
 
@@ -35,17 +38,35 @@ def unwrap_payloads(step: Step) -> None:
         note(step, "LangChain callback payload: the arguments are its inputs")
     step.tool_args = args
     result = step.tool_result
+    if result is None and step._output is not None:
+        result = step.output
     if isinstance(result, dict):
         if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
             result = result["output"]
-        message = langchain_message(result)
-        if message is not None and message.get("role") == "tool" and "content" in message:
+        message = _tool_message(result)
+        if message is not None:
             result = parse_json(message["content"])
             if message.get("status") == "error":
                 step.status = "error"
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
-        step.tool_result = result
+    step.tool_result = result
+
+
+def _tool_message(value: Any) -> dict[str, Any] | None:
+    """The fields of a tool message the result is written as (a LangChain serialisation, or a
+    message record whose type or role is the tool's), None for a plain result."""
+    if not isinstance(value, dict):
+        return None
+    message = langchain_message(value)
+    if message is None and "content" in value:
+        role = value.get("role") or value.get("type")
+        message = {**value, "role": role} if isinstance(role, str) else None
+    if message is not None and norm_role(message.get("role"), "") == "tool" and (
+        "content" in message
+    ):
+        return message
+    return None
 
 
 def named_tool_spans(candidates: list[Step]) -> list[Step]:
