@@ -223,6 +223,15 @@ _LC_ROLES = {
 }
 
 
+def id_like(value: Any) -> bool:
+    """Whether a scalar value can be an id: one token, no whitespace. A sentence where an id
+    belongs is a placeholder (an exporter's redaction such as ``[Scrubbed due to 'session']``),
+    the same for every session, never the id."""
+    if value is None or value == "" or isinstance(value, (dict, list)):
+        return False
+    return not any(c.isspace() for c in str(value))
+
+
 def langchain_message(value: Any) -> dict[str, Any] | None:
     """The fields of a LangChain message serialisation, with its ``type`` as the role; None for
     anything else.
@@ -248,6 +257,7 @@ def langchain_message(value: Any) -> dict[str, Any] | None:
 
 __all__ = [
     "MAX_PARSE_CHARS",
+    "id_like",
     "langchain_message",
     "pick_usage",
     "as_dict",
