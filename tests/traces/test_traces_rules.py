@@ -458,3 +458,164 @@ def test_a_span_asked_something_else_as_a_message_is_a_workflow_not_a_wrapper() 
     assert trace_to_agent_run(planned).span_id == agent
     wrapped = Trace.from_rows(rows(Q1))
     assert (scorer_input(wrapped)["kind"], scorer_input(wrapped)["span_id"]) == ("agent", agent)
+
+
+def _lc(cls: str, **kwargs: Any) -> dict[str, Any]:
+    """A LangChain message as ``dumpd`` writes it."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls],
+            "kwargs": kwargs}
+
+
+def test_a_batch_of_one_conversation_is_that_conversation() -> None:
+    """A model call given a batch of one prompt (``{"messages": [[...]]}``) and answering with a
+    batch of one generation (``{"generations": [[{"text", "message"}]]}``), as LangSmith's
+    OpenTelemetry export writes a LangChain chat model, has those messages; a list holding
+    one ``(role, text)`` pair is still one message."""
+    chat = span_id()
+    prompt = {"messages": [[_lc("SystemMessage", content=SYSTEM, type="system"),
+                            _lc("HumanMessage", content=Q1, type="human")]]}
+    answer = {"generations": [[{"text": A1, "message": _lc("AIMessage", content=A1, type="ai")}]]}
+    trace = Trace.from_rows([row("ChatModel", span_id=chat, attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+        "gen_ai.prompt": json.dumps(prompt), "gen_ai.completion": json.dumps(answer)})])
+    run = trace_to_agent_run(trace)
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert [m.content for m in run.input.input_messages] == [Q1]
+    assert [m.content for m in run.output] == [A1]
+    pair = Trace.from_rows([row("chain", span_id=span_id(), attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+        "gen_ai.prompt": json.dumps({"messages": [["user", Q1]]})})])
+    assert [m.content for m in trace_to_agent_run(pair).input.input_messages] == [Q1]
+
+
+def _asking_agent(sid: str, parent: str | None, name: str, attributes: dict[str, Any],
+                  result_attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """A plain span ``sid`` around a model call asking get_weather(Oslo), the tool span (with
+    ``result_attrs``), and the model's answer ``A1``."""
+    ask, tool, answer = span_id(), span_id(), span_id()
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1",
+                                            "name": "get_weather",
+                                            "arguments": {"city": "Oslo"}}]}
+    return [
+        row(name, span_id=sid, parent=parent, start_ms=0, end_ms=10, attributes=attributes),
+        _chat("chat m", ask, sid, [_text("user", Q1)], output=[call], start=1),
+        row("run tool", span_id=tool, parent=sid, start_ms=3, end_ms=4, attributes=result_attrs),
+        _chat("chat m", answer, sid, [_text("user", Q1), call], output=[_text("assistant", A1)],
+              start=5),
+    ]
+
+
+def test_a_tool_span_gives_its_output_as_the_result_and_reads_a_tool_message() -> None:
+    """A tool span of a convention that names no result key (LangSmith's ``execute_tool`` with
+    ``gen_ai.completion``) gives its output value as the result; a result written as a tool
+    message record (``{"content": …, "type": "tool"}``) is that message's content."""
+    root = span_id()
+    message = {"output": {"content": '{"temperatureC": 3}', "type": "tool",
+                          "tool_call_id": "c1", "status": "success"}}
+    trace = Trace.from_rows(_asking_agent(root, None, "agent", {}, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.id": "c1", "gen_ai.prompt": '{"city": "Oslo"}',
+        "gen_ai.completion": json.dumps(message)}))
+    [tool] = [s for s in extract_trajectory_from_trace(trace).steps if s.step_type == "tool_call"]
+    assert (tool.tool_args, tool.tool_result) == ({"city": "Oslo"}, {"temperatureC": 3})
+
+
+def test_a_plain_tool_span_gives_its_arguments_and_result_and_a_plain_agent_its_name() -> None:
+    """A plain span of a tool (``tool.name``) gives its ``…arguments`` and ``…result`` when it
+    has no input or output; a plain span found as the agent run is named by the
+    ``…agent.name`` it carries, not by its span name (``agent weather_agent``)."""
+    root = span_id()
+    trace = Trace.from_rows(_asking_agent(
+        root, None, "agent a1", {"agent.name": "a1", "agent.question": Q1},
+        {"tool.name": "get_weather", "tool.arguments": '{"city": "Oslo"}',
+         "tool.result": '{"temperatureC": 3}'}))
+    [tool] = [s for s in extract_trajectory_from_trace(trace).steps if s.step_type == "tool_call"]
+    assert (tool.tool_args, tool.tool_result) == ({"city": "Oslo"}, {"temperatureC": 3})
+    assert (trace.steps[0].span_id, trace.steps[0].name) == (root, "a1")
+
+
+def test_a_plain_span_with_a_task_of_its_own_in_its_attributes_is_a_workflow() -> None:
+    """A plain span around a run and a step beside it, with no input or output value, whose
+    attributes hold a sentence that is not the run's question (Logfire's ``logfire.span`` with
+    keyword arguments) is a workflow run, not a wrapper; with the run's question, a wrapper."""
+    outer, agent, first = span_id(), span_id(), span_id()
+
+    def rows(task: str) -> list[dict[str, Any]]:
+        return [
+            row("{name}", span_id=outer, start_ms=0, end_ms=20,
+                attributes={"name": "trip", "request": task}),
+            row("parse", span_id=first, parent=outer, start_ms=0.5, end_ms=0.8,
+                attributes={"city": "Oslo"}),
+            *_asking_agent(agent, outer, "agent", {}, {"tool.name": "get_weather"}),
+        ]
+
+    planned = Trace.from_rows(rows("Plan my trip to Oslo."))
+    assert (scorer_input(planned)["kind"], scorer_input(planned)["span_id"]) == (
+        "workflow", outer)
+    wrapped = Trace.from_rows(rows(Q1))
+    assert scorer_input(wrapped)["kind"] == "agent"
+
+
+def test_a_graph_state_holding_a_steps_output_is_a_workflow_not_a_wrapper() -> None:
+    """A span whose input and output carry the run's (a graph's state collects every step's
+    output) is still the workflow when its output also carries what a step beside the run gave
+    out; and it reports its own input value when its messages carry nothing."""
+    outer, middle, agent, last = span_id(), span_id(), span_id(), span_id()
+    report = f"[Oslo] {A1}"
+
+    def chain(name: str, sid: str, parent: str | None, given: Any, out: Any,
+              start: float) -> dict[str, Any]:
+        return row(name, span_id=sid, parent=parent, start_ms=start, end_ms=start + 5,
+                   attributes={"gen_ai.operation.name": "chain",
+                               "gen_ai.prompt": json.dumps(given),
+                               "gen_ai.completion": json.dumps(out)})
+
+    rows = [
+        chain("trip", outer, None, {"request": Q1}, {"request": Q1, "answer": A1,
+                                                     "report": report}, 0),
+        chain("ask", middle, outer, {"request": Q1}, {"answer": A1}, 1),
+        *_agent_answering(agent, span_id(), middle, 2),
+        chain("format", last, outer, {"answer": A1}, {"report": report}, 8),
+    ]
+    data = scorer_input(Trace.from_rows(rows))
+    assert (data["kind"], data["span_id"]) == ("workflow", outer)
+    assert Q1 in str(data["input"]) and report in str(data["output"])
+
+
+def test_a_placeholder_where_the_session_id_belongs_is_no_session() -> None:
+    """A sentence under a session key (Logfire scrubs ``session.id`` on the spans it writes to
+    ``[Scrubbed due to 'session']``, the same for every session) is no session id: the run's
+    session is the one its model calls carry."""
+    root, chat = span_id(), span_id()
+    call = _chat("chat m", chat, root, [_text("user", Q1)], output=[_text("assistant", A1)],
+                 start=1)
+    call["attributes"]["session.id"] = "s-1"
+    trace = Trace.from_rows([
+        row("agent", span_id=root, start_ms=0, end_ms=5,
+            attributes={"session.id": "[Scrubbed due to 'session']", "user.id": "u-1"}),
+        call,
+    ])
+    assert trace_to_agent_run(trace).request_context == {"conversation_id": "s-1",
+                                                          "user_id": "u-1"}
+
+
+def test_the_peer_step_holding_the_run_is_a_step_though_it_carries_the_runs_answer() -> None:
+    """Steps of a workflow written as plain spans of one shape (``step.output`` each): the one
+    around the agent, carrying only the agent's answer, is still a step among its peers, the
+    agent nested in it, not a wrapper the agent replaces."""
+    wf, first, middle, last, agent = span_id(), span_id(), span_id(), span_id(), span_id()
+    rows = [
+        row("trip", span_id=wf, start_ms=0, end_ms=20,
+            attributes={"workflow.input": "Plan my trip to Oslo.", "workflow.output": A1}),
+        row("parse", span_id=first, parent=wf, start_ms=0.5, end_ms=0.8,
+            attributes={"step.output": "Oslo"}),
+        row("ask", span_id=middle, parent=wf, start_ms=1, end_ms=9,
+            attributes={"step.output": A1}),
+        *_agent_answering(agent, span_id(), middle, 2),
+        row("format", span_id=last, parent=wf, start_ms=10, end_ms=11,
+            attributes={"step.output": A1}),
+    ]
+    steps = extract_trajectory_from_trace(Trace.from_rows(rows)).steps
+    assert [(s.step_type, s.name) for s in steps] == [
+        ("workflow_step", "parse"), ("workflow_step", "ask"), ("workflow_step", "format")]
+    assert [c.step_type for c in steps[1].children or []] == ["agent_run"]

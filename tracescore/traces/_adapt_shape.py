@@ -15,7 +15,8 @@ still becomes a model call, a tool call or a run with its content:
   token counts is a model call; a tool name is a tool call.
 - **Content**: ``input``/``output`` (also ``…:input``, ``…_input``); a message list under any
   key (``…messages``, ``…prompt``) as the model's input; an output record's ``message``/
-  ``messages``/``choices`` as its answer.
+  ``messages``/``choices`` as its answer; a tool's ``…arguments``/``…args``/``…parameters``
+  and ``…result`` when it has no input/output.
 - **Usage**: ``…prompt_tokens``/``…input_tokens``/``…completion_tokens``/``…output_tokens``/
   ``…total_tokens`` (any case, any prefix); else an attribute holding a JSON record of such
   counts, under any key (Langfuse's ``langfuse.observation.usage_details``); else a ``usage``
@@ -23,7 +24,11 @@ still becomes a model call, a tool call or a run with its content:
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's ``…name``; else the span name, without a ``kind:``
   prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
-  system prompt; ``…finish_reason``.
+  system prompt; ``…finish_reason``. On a span of no kind, an ``…agent.name``/``…agent_name``
+  is kept as the name of the agent run stage 2 may find it to be (a plain span the app wrote
+  around its own loop).
+- **Ids**: ``…session.id``/``…conversation.id`` and ``…user.id``, when one token (a sentence
+  there is a placeholder: Logfire's ``[Scrubbed due to 'session']``).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any
 from ._messages import parse_message, parse_messages
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
-from ._values import parse_json, to_int
+from ._values import id_like, parse_json, to_int
 
 _SPLIT = re.compile(r"[.:/]")
 KIND_WORDS = {
@@ -221,6 +226,9 @@ def adapt(span: Span, step: Step) -> None:
         elif tool is not None:
             kind = "tool_call"
     if kind is None:
+        agent = first(attrs, "agent.name", "agent_name", "agentname")
+        if agent is not None and not isinstance(agent, (dict, list)):
+            step.agent_id = step.agent_id or str(agent)  # the run's name, if it is one
         return
     step.kind = kind
     step.hint = "shape"
@@ -240,10 +248,10 @@ def fill(
     attrs = span.attributes
     conversation = first(attrs, "conversation.id", "conversation_id", "conversationid",
                          "session.id", "session_id", "sessionid")
-    if conversation is not None and not isinstance(conversation, (dict, list)):
+    if id_like(conversation):
         step.conversation_id = step.conversation_id or str(conversation)
     user = first(attrs, "user.id", "user_id", "userid")
-    if user is not None and not isinstance(user, (dict, list)):
+    if id_like(user):
         step.user_id = step.user_id or str(user)
     name = plain_name(span.name)
     if kind == "model_generation":
@@ -267,6 +275,14 @@ def fill(
             step.tool_call_id = str(call_id)
         step.tool_args = step.input
         step.tool_result = step.output
+        if step._input is None:
+            args = first(attrs, "arguments", "args", "parameters")
+            if args is not None:
+                step.tool_args = step.input = parse_json(args)
+        if step._output is None:
+            result = first(attrs, "result", "results", "return_value")
+            if result is not None:
+                step.tool_result = step.output = parse_json(result)
     elif kind == "agent_run":
         named = name if name != span.name else None  # ``subagent:weather_agent``
         agent = named or first(attrs, "agent.name", "entity.name") or name

@@ -16,7 +16,8 @@ Rules:
   first. A conversation's **home** is the smallest span holding its calls and the tool spans
   they asked for. A declared agent above the home is its run; otherwise a home that is not a
   call is an implicit agent run (a chain, a plain span, an AI SDK top call looping over tools),
-  named after the object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
+  named by the agent name it carries (an ``agent.name`` attribute, read by the shape adapter),
+  else after the object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
   A model step over calls is that only at the top of a one-root trace.
 - **A lone call** is a run only when it is the trace's whole work: its root, whose output, if any,
   reads as the call's answer, is the run (a root that is the call itself stands as the agent of
@@ -236,7 +237,10 @@ def _lone_call_run(call: Step) -> Step | None:
 def _make_agent(step: Step, why: str) -> None:
     step.kind = "agent_run"
     step.hint = "implicit_agent"
-    step.name = method_owner(step.name) if step.name == step.span_name else step.name
+    if step.agent_id:  # the span names the agent it runs (an ``agent.name`` attribute)
+        step.name = step.agent_id
+    elif step.name == step.span_name:
+        step.name = method_owner(step.name)
     step.agent_id = step.agent_id or step.name
     note(step, why)
 

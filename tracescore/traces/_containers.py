@@ -10,8 +10,10 @@ Rules, once the agent runs are known (stage 2):
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
     texts they carry, ``_run_text``; a span without input or output values by the user and
-    assistant messages it carries), whatever its name, kind or siblings; also when it carries
-    neither and has nothing of its own beside that run;
+    assistant messages it carries), whatever its name, kind or siblings, unless its output
+    also carries what a step of its own beside the run gave out (a graph's state collecting
+    every step's output: then it is their workflow); also when it carries neither and has
+    nothing of its own beside that run;
   - a **workflow run** when it has steps of its own (children with input/output, declared
     steps, or peers of the child that holds the run: spans with the same attribute keys) beside
     the run, or holds several runs, or work of its own beside them;
@@ -21,11 +23,12 @@ Rules, once the agent runs are known (stage 2):
 - **Children of a workflow run** are its steps (unless a run, a model or tool call, or a kind a
   convention declared). Where the children holding its runs have peers (the same attribute
   keys), those peers are its steps, the child holding a run among them even when it carries
-  nothing, and a child of other keys that carries nothing is plumbing between the steps
-  (message routing). A step's name loses its workflow's object prefix (``Flow.parse_request``
-  under ``Flow.kickoff`` → ``parse_request``); a span named ``<operation> <target>`` whose
-  target is one of its attribute values is named by that target (``executor.process
-  parse-request`` with ``executor.id`` ``parse-request`` → ``parse-request``).
+  nothing or only the run's answer, and a child of other keys that carries nothing is plumbing
+  between the steps (message routing). A step's name loses its workflow's object prefix
+  (``Flow.parse_request`` under ``Flow.kickoff`` → ``parse_request``); a span named
+  ``<operation> <target>`` whose target is one of its attribute values is named by that target
+  (``executor.process parse-request`` with ``executor.id`` ``parse-request`` →
+  ``parse-request``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ._adapt_generic import method_owner
 from ._agent_runs import graph_node
 from ._control import handoffs
 from ._run_io import run_io
-from ._run_text import reads_as
+from ._run_text import is_repr, reads_as, same_text, texts_of
 from ._scope import own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
 
@@ -152,7 +155,7 @@ def _decide(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> str:
     own_steps = _steps_beside(step, runs)
     if len(runs) == 1 and not work:
         match = io_match(step, runs[0])
-        if match is True:
+        if match is True and not (own_steps and _carries_steps_work(step, runs[0], own_steps)):
             return "wrapper_named"
         if match is None and not own_steps:
             return "wrapper"
@@ -162,6 +165,34 @@ def _decide(step: Step, run_ids: set[int], verdicts: dict[int, str]) -> str:
     if len(runs) > 1 or ((runs or work) and (own_steps or step.kind == "workflow_run")):
         return "workflow"
     return "plumbing"
+
+
+def _carries_steps_work(container: Step, run: Step, steps: list[Step]) -> bool:
+    """Whether the container's output carries what a step beside the run gave out (a text that
+    is not the run's own, nor anything the run was given): then it is the workflow of those
+    steps and the run, not a wrapper whose output merely holds the run's answer (a graph's
+    state collects every step's output)."""
+    if container._output is None:
+        return False
+    said = texts_of(container.output)
+    if not said:
+        return False
+    calls = own_calls(run)
+    wanted_in, wanted_out = run_io(run, calls)
+    runs_own = [*wanted_in, *wanted_out]  # and all it was given (a conversation's history)
+    if run._input is not None:
+        runs_own.extend(texts_of(run.input))
+    if calls:
+        runs_own.extend(m.text for m in calls[0].input_messages or [] if m.text)
+    for beside in steps:
+        if beside._output is None:
+            continue
+        for text in texts_of(beside.output):
+            if any(same_text(text, t) for t in runs_own):
+                continue
+            if any(same_text(text, t) for t in said):
+                return True
+    return False
 
 
 def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
@@ -235,11 +266,29 @@ def io_match(container: Step, run: Step) -> bool | None:
     elif container._output_messages is not None:
         said = [m.text for m in container.output_messages or [] if m.role == "assistant"]
         checks.append(reads_as([t for t in said if t], wanted_out))
+    if not checks and container.convention == "generic":
+        # no value and no message, and no convention saying where its content is: the
+        # sentences among its attributes (a plain span's arguments set by hand)
+        written = _sentences(container)
+        if written:
+            checks.append(reads_as(written, wanted_in))
     if any(c is False for c in checks):
         return False
     if any(c is True for c in checks):
         return True
     return None
+
+
+def _sentences(step: Step) -> list[str]:
+    """The attribute values of a span that are text a person wrote or read: several words, not
+    data (JSON) and not a repr."""
+    out = []
+    for value in step.attributes.values():
+        if isinstance(value, str) and " " in value.strip() and value[:1] not in "{[" and (
+            not is_repr(value)
+        ):
+            out.append(value)
+    return out
 
 
 def _steps_of(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
@@ -273,11 +322,12 @@ def _holds_work(step: Step) -> bool:
 
 
 def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
-    if verdict == "wrapper" and workflow is not None and _keys(step) in _path_keys(
-        workflow, {id(step)}
-    ):
-        _make_step(step, workflow, "span around a run, carrying nothing, directly under a "
-                   "workflow run beside peers of its attribute keys: one of its steps")
+    if verdict in ("wrapper", "wrapper_named") and workflow is not None and _keys(
+        step
+    ) in _path_keys(workflow, {id(step)}):
+        _make_step(step, workflow, "span around a run, carrying nothing or the run's own, "
+                   "directly under a workflow run beside peers of its attribute keys: one of "
+                   "its steps")
     elif verdict in ("wrapper", "wrapper_named"):
         _wrap(step, lend_name=verdict == "wrapper_named")
     elif verdict in ("node", "step_around") and workflow is not None:

@@ -8,7 +8,9 @@ separator (``.``, ``_``, ``:``, camelCase): a key whose last part is a **session
 **conversation** or **thread** id is a session id (preferred in that order), a key whose last
 part is a **user** or **end user** id is a user id (Mastra's ``resourceId`` is read by its
 adapter). Keys inside a JSON
-``metadata`` attribute are read the same way.
+``metadata`` attribute are read the same way. A value is an id only when it is one token: a
+sentence under such a key is a placeholder (Logfire scrubs ``session.id`` to ``[Scrubbed due to
+'session']`` on the spans it writes), and the next span's id is read instead.
 
 Precedence, first match wins:
 
@@ -26,7 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._steps import Step, walk_steps
-from ._values import as_dict
+from ._values import as_dict, id_like
 
 if TYPE_CHECKING:
     from ._trace import Trace
@@ -84,7 +86,7 @@ def _plan(keys: tuple[str, ...]) -> _Plan:
 def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = attrs[key]
-        if value is not None and value != "" and not isinstance(value, (dict, list)):
+        if id_like(value):
             return str(value)
     return None
 

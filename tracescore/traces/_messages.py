@@ -86,6 +86,7 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
         msg = parse_message(value, default_role=default_role)
         return [msg] if msg is not None else None
     if isinstance(value, list):
+        value = _one_of_batch(value)
         out: list[Msg] = []
         for item in value:
             msg = parse_message(item, default_role=default_role)
@@ -95,18 +96,37 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     return [Msg(default_role, [text_of(value)])]
 
 
+def _one_of_batch(value: list[Any]) -> list[Any]:
+    """A batch of one conversation (a list holding one list, as LangChain hands a chat model
+    its prompts and gets its generations back) is that conversation; a list holding one
+    ``(role, text)`` pair is not a batch."""
+    while (
+        len(value) == 1
+        and isinstance(value[0], list)
+        and not any(isinstance(item, str) for item in value[0])
+    ):
+        value = value[0]
+    return value
+
+
 def _message_list_in(record: dict[str, Any]) -> list[Any] | None:
-    """The one list value of a record whose items are all messages (``{"replies": [...]}``);
-    messages printed as reprs count (``ChatMessage(_role=…)``)."""
+    """The one list value of a record whose items are all messages (``{"replies": [...]}``,
+    also as a batch of one: ``{"generations": [[...]]}``); messages printed as reprs count
+    (``ChatMessage(_role=…)``), and so do records holding one (``{"text": …, "message":
+    {...}}``)."""
     for item in record.values():
-        if isinstance(item, list) and item and all(_message_item(i) for i in item):
-            return item
+        if isinstance(item, list) and item:
+            item = _one_of_batch(item)
+            if item and all(_message_item(i) for i in item):
+                return item
     return None
 
 
 def _message_item(item: Any) -> bool:
     if isinstance(item, dict):
-        return "role" in item
+        return "role" in item or (
+            isinstance(item.get("message"), dict) and _message_item(item["message"])
+        ) or langchain_message(item) is not None
     return isinstance(item, str) and is_repr(item) and "role=" in item
 
 

@@ -33,13 +33,16 @@ def _context(step: Step) -> dict[str, Any] | None:
             context["user_id"] = user
         node = node.parent
     if (step.kind == "agent_run" or step.stands_as_agent) and not context.get("conversation_id"):
-        # A run whose own span carries no session: its model calls may (OpenInference's
-        # using_session on an LLM client traced under a plain span).
+        # A run whose own span carries no session (or only a placeholder): its model calls may
+        # (OpenInference's using_session on an LLM client traced under a plain span; Logfire's
+        # OpenAI spans, whose session.id it does not scrub).
         for below in own_model_steps(step):
-            if below.conversation_id:
-                context["conversation_id"] = below.conversation_id
-                if below.user_id and "user_id" not in context:
-                    context["user_id"] = below.user_id
+            conversation = below.conversation_id or session_id_of(below.attributes)
+            if conversation:
+                context["conversation_id"] = conversation
+                user = below.user_id or user_id_of(below.attributes)
+                if user and "user_id" not in context:
+                    context["user_id"] = user
                 break
     return context or None
 
@@ -173,11 +176,17 @@ def _span_io(step: Step) -> tuple[Any, Any]:
         return step.tool_args, step.tool_result
     input = step.input
     output = step.output
-    if step.convention == "genai" and step.input_messages is not None:
+    if step.convention == "genai" and _carry(step.input_messages):
         input = _messages(step.input_messages)
-    if step.convention == "genai" and step.output_messages is not None:
+    if step.convention == "genai" and _carry(step.output_messages):
         output = _messages(step.output_messages)
     return input, output
+
+
+def _carry(messages: list[Msg] | None) -> bool:
+    """Whether messages carry anything: a record read as one empty message (``{"request":
+    …}`` under a message key) does not, and the span's value stands."""
+    return bool(messages) and any(m.parts for m in messages or [])
 
 
 def kind_of(step: Step) -> ScorerInputKind:

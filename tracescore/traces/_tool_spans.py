@@ -4,9 +4,11 @@ Rules:
 
 - **Tool payloads are the real arguments and result.** LangChain callback payloads
   (``{"input_str": "{'city': 'Paris'}", "inputs": {...}, "tags": ..., "kwargs":
-  {"tool_call_id": ...}}``) are unwrapped to the arguments (and the call id); a result written
-  as a LangChain ``ToolMessage`` (``{"output": {...ToolMessage}}``, ``{"type": "tool", "data":
-  {...}}``) is its content.
+  {"tool_call_id": ...}}``) are unwrapped to the arguments (and the call id); a span's input
+  and output are its arguments and result when no convention names them (LangSmith's
+  ``gen_ai.prompt``/``gen_ai.completion`` on a tool span); a result written as a tool message
+  (``{"output": {...ToolMessage}}``, ``{"type": "tool", "data": {...}}``, a plain record
+  ``{"content": …, "type": "tool", "tool_call_id": …}``) is its content.
 - **A span named by a tool the model just asked for is that tool's execution.** A plain span (no
   convention kind: a function traced by hand, OpenLIT's ``@openlit.trace``) directly after a
   model call that asked for a tool of its name, or beneath that call, is the tool's execution.
@@ -18,7 +20,7 @@ Which model call a tool execution answers, and the tool step's identity, are sta
 from __future__ import annotations
 
 from ._steps import Step, note
-from ._values import langchain_message, parse_json
+from ._values import parse_json, tool_message
 
 
 def unwrap_payloads(step: Step) -> None:
@@ -35,17 +37,19 @@ def unwrap_payloads(step: Step) -> None:
         note(step, "LangChain callback payload: the arguments are its inputs")
     step.tool_args = args
     result = step.tool_result
+    if result is None and step._output is not None:
+        result = step.output
     if isinstance(result, dict):
         if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
             result = result["output"]
-        message = langchain_message(result)
-        if message is not None and message.get("role") == "tool" and "content" in message:
+        message = tool_message(result)
+        if message is not None:
             result = parse_json(message["content"])
             if message.get("status") == "error":
                 step.status = "error"
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
-        step.tool_result = result
+    step.tool_result = result
 
 
 def named_tool_spans(candidates: list[Step]) -> list[Step]:

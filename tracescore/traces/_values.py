@@ -223,6 +223,15 @@ _LC_ROLES = {
 }
 
 
+def id_like(value: Any) -> bool:
+    """Whether a scalar value can be an id: one token, no whitespace. A sentence where an id
+    belongs is a placeholder (an exporter's redaction such as ``[Scrubbed due to 'session']``),
+    the same for every session, never the id."""
+    if value is None or value == "" or isinstance(value, (dict, list)):
+        return False
+    return not any(c.isspace() for c in str(value))
+
+
 def langchain_message(value: Any) -> dict[str, Any] | None:
     """The fields of a LangChain message serialisation, with its ``type`` as the role; None for
     anything else.
@@ -246,8 +255,27 @@ def langchain_message(value: Any) -> dict[str, Any] | None:
     return None
 
 
+def tool_message(value: Any) -> dict[str, Any] | None:
+    """The fields of a tool message a tool's result is written as, with its role: a LangChain
+    serialisation, or a message record whose role or type is the tool's (``{"content": …,
+    "type": "tool", "tool_call_id": …}``, as LangSmith exports a ``ToolMessage``); None for a
+    plain result."""
+    if not isinstance(value, dict):
+        return None
+    message = langchain_message(value)
+    if message is None and "content" in value:
+        role = value.get("role") or value.get("type")
+        message = {**value, "role": role} if isinstance(role, str) else None
+    if message is None or "content" not in message:
+        return None
+    role = message.get("role")
+    return message if isinstance(role, str) and role.lower() == "tool" else None
+
+
 __all__ = [
     "MAX_PARSE_CHARS",
+    "id_like",
+    "tool_message",
     "langchain_message",
     "pick_usage",
     "as_dict",
