@@ -18,7 +18,10 @@ scripted judge and a monitor on it (notifying a loopback webhook receiver), then
 Every ``--sample-seconds`` it samples the server's RSS (with its child processes) and prints,
 per minute, the RSS, the spans stored, the scores written, the write queue and the requests
 that failed; at the end the RSS at minute 1, the peak, and its slope (MB/min) over the first and
-the second half and over the last third. Nothing is asserted; a leveled-off RSS is a slope near 0.
+the second half and over the last third, the writer's checkpoints, and the row groups of the
+stopped server's tables (DuckDB keeps metadata of each in memory; with its vacuum off a table
+gains one per checkpoint that appended to it). Nothing is asserted; a leveled-off RSS is a slope
+near 0.
 """
 
 from __future__ import annotations
@@ -196,6 +199,19 @@ def slope(points: list[tuple[float, float]]) -> float:
         else 0.0
 
 
+def row_groups(db: Path) -> dict[str, int]:
+    """Row groups of each table of a database no process has open, the most first."""
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as conn:
+        tables = [row[0] for row in conn.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()]
+        counts = {table: conn.execute(
+            "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info(?)", [table]
+        ).fetchone()[0] for table in tables}
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)
@@ -267,8 +283,10 @@ def main() -> None:
         duplicates = httpx.post(f"{server.url}/api/sql", timeout=120, json={"sql": (
             "SELECT count(*) FROM (SELECT trace_id, span_id, scorer_id, scorer_version, "
             "count(*) AS n FROM scores GROUP BY ALL HAVING n > 1)")}).json()["rows"][0][0]
+        writer = httpx.get(f"{server.url}/healthz", timeout=60).json()["writer"]
         log = server.log()
         server.stop()
+        groups = row_groups(work / "soak.duckdb")
     total = points[-1][0]
     first_half = [p for p in points if p[0] <= total / 2]
     second_half = [p for p in points if p[0] > total / 2]
@@ -285,6 +303,10 @@ def main() -> None:
         "failed_reads": len(failures),
         "duplicate_scores": duplicates,
         "tracebacks_in_log": log.count("Traceback"),
+        "checkpoints": writer.get("checkpoints"),
+        "longest_checkpoint_ms": writer.get("max_checkpoint_ms"),
+        "row_groups_total": sum(groups.values()),
+        "row_groups_by_table": {table: n for table, n in groups.items() if n > 1},
         "load_average_at_end": round(os.getloadavg()[0], 1),
     }, indent=1))
     if failures:

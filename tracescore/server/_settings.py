@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     """Bytes (estimated text size) that may wait for the writer before exports get 503."""
     checkpoint_wal_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
     """Write-ahead log size at which the writer checkpoints between commits even under load
-    that never pauses (it checkpoints anyway once idle for 0.5 s, or past 8 MiB whenever no
+    that never pauses (it checkpoints anyway once idle for 0.5 s, or past 32 MiB whenever no
     write is waiting)."""
     duckdb_vacuum: bool = False
     """Let DuckDB's checkpoints merge small row groups (its vacuum); off, a checkpoint costs
