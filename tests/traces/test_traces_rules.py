@@ -536,8 +536,9 @@ def test_a_plain_tool_span_gives_its_arguments_and_result_and_a_plain_agent_its_
 
 def test_a_plain_span_with_a_task_of_its_own_in_its_attributes_is_a_workflow() -> None:
     """A plain span around a run and a step beside it, with no input or output value, whose
-    attributes hold a sentence that is not the run's question (Logfire's ``logfire.span`` with
-    keyword arguments) is a workflow run, not a wrapper; with the run's question, a wrapper."""
+    attributes hold a sentence that is not the run's question but is about its work (a step
+    below reads it again: Logfire's ``logfire.span``s with keyword arguments) is a workflow run,
+    not a wrapper; with the run's question, a wrapper."""
     outer, agent, first = span_id(), span_id(), span_id()
 
     def rows(task: str) -> list[dict[str, Any]]:
@@ -545,7 +546,7 @@ def test_a_plain_span_with_a_task_of_its_own_in_its_attributes_is_a_workflow() -
             row("{name}", span_id=outer, start_ms=0, end_ms=20,
                 attributes={"name": "trip", "request": task}),
             row("parse", span_id=first, parent=outer, start_ms=0.5, end_ms=0.8,
-                attributes={"city": "Oslo"}),
+                attributes={"request": task, "city": "Oslo"}),
             *_asking_agent(agent, outer, "agent", {}, {"tool.name": "get_weather"}),
         ]
 
@@ -554,6 +555,22 @@ def test_a_plain_span_with_a_task_of_its_own_in_its_attributes_is_a_workflow() -
         "workflow", outer)
     wrapped = Trace.from_rows(rows(Q1))
     assert scorer_input(wrapped)["kind"] == "agent"
+
+
+def test_a_sentence_about_nothing_below_leaves_a_plain_span_a_wrapper() -> None:
+    """An HTTP server span around an agent run whose only sentence is the browser's user agent
+    (nothing below says it, and it holds neither the run's question nor its answer) is a
+    wrapper: the agent run stays the target, with its own input."""
+    outer, agent = span_id(), span_id()
+    trace = Trace.from_rows([
+        row("POST /api/chat", span_id=outer, start_ms=0, end_ms=20, attributes={
+            "http.request.method": "POST",
+            "user_agent.original": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36"}),
+        *_asking_agent(agent, outer, "agent", {}, {"tool.name": "get_weather"}),
+    ])
+    found = scorer_input(trace)
+    assert (found["kind"], found["span_id"]) == ("agent", agent)
+    assert found["input"]["input_messages"][0]["content"] == Q1
 
 
 def test_a_graph_state_holding_a_steps_output_is_a_workflow_not_a_wrapper() -> None:

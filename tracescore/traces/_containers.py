@@ -10,7 +10,9 @@ Rules, once the agent runs are known (stage 2):
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
     texts they carry, ``_run_text``; a span without input or output values by the user and
-    assistant messages it carries), whatever its name, kind or siblings, unless its output
+    assistant messages it carries; a plain span with neither by the sentences among its
+    attributes, once one is about its work: the run's question or answer, or said again
+    below), whatever its name, kind or siblings, unless its output
     also carries what a step of its own beside the run gave out (a graph's state collecting
     every step's output: then it is their workflow); also when it carries neither and has
     nothing of its own beside that run;
@@ -37,7 +39,7 @@ from ._adapt_generic import method_owner
 from ._agent_runs import graph_node
 from ._control import handoffs
 from ._run_io import run_io
-from ._run_text import is_repr, reads_as, same_text, texts_of
+from ._run_text import is_repr, norm, reads_as, same_text, texts_of
 from ._scope import own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
 
@@ -268,9 +270,10 @@ def io_match(container: Step, run: Step) -> bool | None:
         checks.append(reads_as([t for t in said if t], wanted_out))
     if not checks and container.convention == "generic":
         # no value and no message, and no convention saying where its content is: the
-        # sentences among its attributes (a plain span's arguments set by hand)
+        # sentences among its attributes (a plain span's arguments set by hand), once one of
+        # them is about the work it holds (an HTTP span's user agent is about nothing here)
         written = _sentences(container)
-        if written:
+        if written and _about(written, container, [*wanted_in, *wanted_out]):
             checks.append(reads_as(written, wanted_in))
     if any(c is False for c in checks):
         return False
@@ -289,6 +292,20 @@ def _sentences(step: Step) -> list[str]:
         ):
             out.append(value)
     return out
+
+
+def _about(sentences: list[str], container: Step, texts: list[str]) -> bool:
+    """Whether one of a container's ``sentences`` is about the work it holds: it holds one of
+    the run's ``texts`` (its question or answer) or is held by one, or a span below says it
+    again (whitespace aside)."""
+    wanted = [norm(t) for t in texts if t and t.strip()]
+    for below in container.descendants():
+        wanted.extend(norm(t) for t in _sentences(below))
+    for sentence in sentences:
+        said = norm(sentence)
+        if any(w and (w in said or said in w) for w in wanted):
+            return True
+    return False
 
 
 def _steps_of(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> None:
