@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._trace_batch import aggregate_by_trace
 from ._trace_index import HASH_SQL, NOT_STORED, TraceIndex, from_micros, to_micros
 from ._views import registered
 
@@ -115,11 +116,14 @@ _FOLD = """
 """
 """How a batch's aggregate (``{new}``) folds into a stored ``traces`` row."""
 
-_BATCH_AGGREGATE = f"""
-SELECT *, {HASH_SQL} AS trace_hash FROM ({_AGGREGATE.format(
-    first="?::TIMESTAMP", last="?::TIMESTAMP", source="{source}")})
-"""
-"""The batch registered as ``{source}`` aggregated by trace, with each trace id's hash."""
+_NEW_ROWS = ", ".join(
+    "date_diff('microsecond', start_time, end_time) / 1000.0" if name == "duration_ms" else name
+    for name in ("trace_id", *SPAN_DERIVED)
+)
+"""The ``traces`` columns of a batch's aggregate (``_trace_batch``), its duration computed."""
+
+_HASHES = f"SELECT {HASH_SQL} FROM (SELECT unnest($1::VARCHAR[]) AS trace_id)"
+"""The index's hash of each trace id in parameter 1, in order."""
 
 _UPDATE_KNOWN = f"""
 UPDATE traces SET {_FOLD.format(new="x")}
@@ -134,9 +138,9 @@ WHERE traces.trace_id = x.trace_id
 RETURNING traces.trace_id, traces.first_received_at
 """
 
-_INSERT_NEW = f"INSERT INTO traces ({_COLUMNS}) SELECT {_COLUMNS} FROM {{source}}"
+_INSERT_NEW = f"INSERT INTO traces ({_COLUMNS}) SELECT {_NEW_ROWS} FROM {{source}}"
 
-_INSERT_MISSING = (f"INSERT INTO traces ({_COLUMNS}) SELECT {_COLUMNS} FROM {{source}} "
+_INSERT_MISSING = (f"INSERT INTO traces ({_COLUMNS}) SELECT {_NEW_ROWS} FROM {{source}} "
                    "WHERE NOT list_contains(?::VARCHAR[], trace_id)")
 
 _BATCH_VIEW = "__tracescore_trace_batch"
@@ -180,8 +184,8 @@ class TracesMaintainer:
         self._loaded = False
         self._staged = None
 
-    def __call__(self, conn: Any, view: str, received_at: Any, *, exact: bool = False) -> Any:
-        """Fold the span batch registered as ``view`` into ``traces`` (inside its transaction,
+    def __call__(self, conn: Any, spans: Any, received_at: Any, *, exact: bool = False) -> Any:
+        """Fold the Arrow span batch ``spans`` into ``traces`` (inside its transaction,
         before the spans go in); raises ``TracesConflict`` when ``exact`` is needed. Returns
         the earliest ``first_received_at`` of the batch's traces that were already stored
         (None when all are new): no stored span of those traces arrived before it, which
@@ -193,9 +197,12 @@ class TracesMaintainer:
         self._staged = None
         if not self._loaded:
             self.load(conn)
-        batch = conn.sql(_BATCH_AGGREGATE.format(source=view),
-                         params=[received_at, received_at]).to_arrow_table()
-        hashes = self.index.masked(batch.column("trace_hash").to_numpy())
+        batch = aggregate_by_trace(spans, received_at)
+        ids = batch.column("trace_id").to_pylist()
+        hashes = self.index.masked(
+            np.fromiter((h for (h,) in conn.execute(_HASHES, [ids]).fetchall()),
+                        dtype=np.uint64, count=len(ids))
+        )
         now = to_micros(received_at)
         if exact:
             with registered(conn, _BATCH_VIEW, batch):
@@ -204,7 +211,7 @@ class TracesMaintainer:
                              [[trace_id for trace_id, _ in found]])
             stored = {trace_id: first for trace_id, first in found}
             firsts = [to_micros(stored[trace_id]) if trace_id in stored else now
-                      for trace_id in batch.column("trace_id").to_pylist()]
+                      for trace_id in ids]
             self._staged = (hashes, firsts)
             return min(stored.values()) if stored else None
         firsts = self.index.firsts(hashes)

@@ -21,8 +21,8 @@ inserted in several transactions of about that size, and answered after the last
 a transaction (and the checkpoint it may trigger) in memory, and one that outgrows its
 ``memory_limit`` invalidates the database.
 
-``span_hook(conn, view, received_at, exact=...)``, when given, runs inside each span transaction
-before the insert, with the batch registered as ``view``, and ``span_hook.committed()`` after
+``span_hook(conn, spans, received_at, exact=...)``, when given, runs inside each span
+transaction before the insert, with the Arrow batch ``spans``, and ``span_hook.committed()`` after
 its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``). It returns the
 earliest arrival a stored span of the batch's traces can have (None: every trace is new), which
 bounds the duplicate check below. A hook that raises ``TracesConflict`` gets the transaction
@@ -90,9 +90,9 @@ _TARGETS = {"spans": (_SPAN_COLUMNS, _SPAN_SELECT), "logs": (_LOG_COLUMNS, _LOG_
 class SpanHook(Protocol):
     """What the writer calls in each span transaction (``TracesMaintainer``)."""
 
-    def __call__(self, conn: Any, view: str, received_at: datetime, *,
+    def __call__(self, conn: Any, spans: Any, received_at: datetime, *,
                  exact: bool) -> datetime | None:
-        """Work on the batch registered as ``view`` (before its spans are inserted); return the
+        """Work on the Arrow span batch ``spans`` (before its spans are inserted); return the
         earliest first arrival of its traces already stored (None: all new); raise
         ``TracesConflict`` for ``exact``."""
 
@@ -586,7 +586,7 @@ class Writer:
         since: datetime | None = datetime.min  # noqa: DTZ901 - no hook: check every stored span
         if self._span_hook is not None:
             began = time.perf_counter()
-            since = self._span_hook(conn, view, received_at, exact=exact)
+            since = self._span_hook(conn, table, received_at, exact=exact)
             self.stats.traces_ms += (time.perf_counter() - began) * 1000
         if since is not None:
             self.stats.span_key_checks += 1
