@@ -557,6 +557,37 @@ def test_a_plain_span_with_a_task_of_its_own_in_its_attributes_is_a_workflow() -
     assert scorer_input(wrapped)["kind"] == "agent"
 
 
+def test_a_plain_workflow_reads_its_input_from_its_first_step_and_output_from_its_last() -> None:
+    """A plain workflow span with no input or output values (Logfire's ``logfire.span`` with
+    keyword arguments and ``set_attribute``) takes as input the sentence its first step also
+    carries and its last does not, and as output the one its last step carries and its first
+    does not; a sentence every step carries (a scrubbed session id) is neither. Its name, a
+    template of its own attributes (``{name}``), reads with their values."""
+    outer, first, middle, agent, last = span_id(), span_id(), span_id(), span_id(), span_id()
+    task, report = "Plan my trip to Oslo, please.", f"[Oslo] {A1}"
+    scrubbed = {"session.id": "[Scrubbed due to 'session']"}
+    rows = [
+        row("{name}", span_id=outer, start_ms=0, end_ms=20,
+            attributes={"name": "trip", "request": task, **scrubbed, "report": report}),
+        row("parse", span_id=first, parent=outer, start_ms=0.5, end_ms=0.8,
+            attributes={"request": task, "city": "Oslo", **scrubbed}),
+        row("ask {unknown}", span_id=middle, parent=outer, start_ms=1, end_ms=15,
+            attributes={"city": "Oslo", "answer": A1, **scrubbed}),
+        *_asking_agent(agent, middle, "agent", {}, {"tool.name": "get_weather"}),
+        row("format", span_id=last, parent=outer, start_ms=16, end_ms=17,
+            attributes={"city": "Oslo", "answer": A1, "report": report, **scrubbed}),
+    ]
+    trace = Trace.from_rows(rows)
+    data = scorer_input(trace)
+    assert (data["kind"], data["span_id"]) == ("workflow", outer)
+    assert (data["input"], data["output"]) == (task, report)
+    assert trace.steps[0].name == "trip"
+    assert [s.name for s in trace.steps[0].children][:2] == ["parse", "ask {unknown}"]
+    shared = Trace.from_rows([{**rows[0], "attributes": {"name": "trip", **scrubbed}},
+                              *rows[1:]])
+    assert (scorer_input(shared)["input"], scorer_input(shared)["output"]) == (None, None)
+
+
 def test_a_sentence_about_nothing_below_leaves_a_plain_span_a_wrapper() -> None:
     """An HTTP server span around an agent run whose only sentence is the browser's user agent
     (nothing below says it, and it holds neither the run's question nor its answer) is a

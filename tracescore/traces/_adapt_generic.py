@@ -23,6 +23,7 @@ _NAME_KINDS = (
     ("workflow_step ", "workflow_step"),
 )
 _WORD = re.compile(r"[\w-]+")
+_PLACEHOLDER = re.compile(r"\{([^{}\s]+)\}")
 _QUOTED_STEP = re.compile(r"^workflow step:\s*'?(.*?)'?$")
 _TRACELOOP_KINDS = {
     "workflow": "workflow_run",
@@ -30,6 +31,22 @@ _TRACELOOP_KINDS = {
     "tool": "tool_call",
     "task": "generic",
 }
+
+
+def filled_name(name: str, attrs: dict[str, Any]) -> str:
+    """A span name written as a template of the span's own attributes (``{workflow_name}``,
+    ``{agent_name} run``: a logging library names spans by their message template) read with
+    their values; a placeholder no attribute fills stays as written."""
+
+    def value(match: re.Match[str]) -> str:
+        found = attrs.get(match.group(1))
+        if isinstance(found, (str, int, float)) and not isinstance(found, bool):
+            text = str(found)
+            if text.strip():
+                return text
+        return match.group(0)
+
+    return _PLACEHOLDER.sub(value, name)
 
 
 def claims(span: Span) -> bool:
@@ -43,7 +60,7 @@ def base_step(span: Span) -> Step:
     step = Step(
         span_id=span.span_id,
         kind="generic",
-        name=span.name,
+        name=filled_name(span.name, attrs) if "{" in span.name else span.name,
         span_name=span.name,
         start_time_ns=span.start_time_ns,
         end_time_ns=span.end_time_ns,
@@ -142,4 +159,4 @@ def _unwrap_entity(value: Any) -> Any:
     return value
 
 
-__all__ = ["adapt", "base_step", "claims", "method_owner", "strip_prefix"]
+__all__ = ["adapt", "base_step", "claims", "filled_name", "method_owner", "strip_prefix"]

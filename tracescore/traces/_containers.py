@@ -42,6 +42,7 @@ from ._run_io import run_io
 from ._run_text import is_repr, norm, reads_as, same_text, texts_of
 from ._scope import own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
+from ._values import parse_json
 
 _CONTAINER_KINDS = RUN_KINDS | {"generic"}
 """Kinds a container can have before it is classified (a declared step stays a step)."""
@@ -284,12 +285,12 @@ def io_match(container: Step, run: Step) -> bool | None:
 
 def _sentences(step: Step) -> list[str]:
     """The attribute values of a span that are text a person wrote or read: several words, not
-    data (JSON) and not a repr."""
+    data (JSON: a text that only begins like it, ``[Oslo] cloudy``, is text) and not a repr."""
     out = []
     for value in step.attributes.values():
-        if isinstance(value, str) and " " in value.strip() and value[:1] not in "{[" and (
-            not is_repr(value)
-        ):
+        if isinstance(value, str) and " " in value.strip() and (
+            value[:1] not in "{[" or parse_json(value) is value
+        ) and not is_repr(value):
             out.append(value)
     return out
 
@@ -329,6 +330,41 @@ def _steps_of(workflow: Step, verdicts: dict[int, str], run_ids: set[int]) -> No
         elif step.kind == "agent_run" and not _holds_work(step):
             _make_step(step, workflow, "agent span with no model or tool work, directly under a "
                        "workflow run: one of its steps")
+    _flow_io(workflow)
+
+
+def _flow_io(workflow: Step) -> None:
+    """A plain workflow run with no input or output values (no convention says where its
+    content is): its input is the sentence among its attributes that its first step carries
+    and its last does not, its output the one its last step carries and its first does not.
+    What flowed in is what the first step was given; what flowed out, what the last one made.
+    A sentence every step carries (a placeholder id, a shared setting) is neither."""
+    if workflow._input is not None or workflow._output is not None or (
+        workflow.convention != "generic"
+    ):
+        return
+    steps = [c for c in workflow.children if c.kind == "workflow_step"]
+    if len(steps) < 2:
+        return
+    own = _sentences(workflow)
+    if not own:
+        return
+    first, last = _sentences(steps[0]), _sentences(steps[-1])
+
+    def carried(text: str, said: list[str]) -> bool:
+        return any(same_text(text, other) for other in said)
+
+    given = next((t for t in own if carried(t, first) and not carried(t, last)), None)
+    made = next((t for t in own if carried(t, last) and not carried(t, first)), None)
+    if given is not None:
+        workflow.input = given
+    if made is not None:
+        workflow.output = made
+    if given is not None or made is not None:
+        note(workflow, "no input or output values: its input is the text its first step {!r} "
+             "also carries ({}), its output the text its last step {!r} also carries ({})",
+             steps[0].name, "found" if given is not None else "none",
+             steps[-1].name, "found" if made is not None else "none")
 
 
 def _holds_work(step: Step) -> bool:
