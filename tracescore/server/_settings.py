@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     duckdb_vacuum: bool = False
     """Let DuckDB's checkpoints merge small row groups (its vacuum); off, a checkpoint costs
     what its WAL holds instead of now and then rewriting large runs of the table."""
+    duckdb_reopen_after_checkpoints: int = Field(50, ge=0)
+    """Reopen the database after this many writer checkpoints, once nothing is being written or
+    read (0 = never): gives back what DuckDB holds for each row group while it stays open."""
     max_attribute_bytes: int = Field(1024 * 1024, ge=1024)
     """Longest string attribute value / log body stored (UTF-8 bytes); longer ones are cut
     and listed in the attribute tracescore.truncated_attributes."""

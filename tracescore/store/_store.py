@@ -44,6 +44,7 @@ from ._errors import (
 from ._experiment_rows import insert_arrow
 from ._fatal import doubled_memory, first_line, for_want_of_memory, is_corruption, is_fatal
 from ._query import QueryAnswer, QueryResult, run_query, run_query_json
+from ._read_gate import GatedCursor, ReadGate
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
 from ._traces_table import TracesMaintainer
@@ -51,6 +52,12 @@ from ._wal import recover_wal
 from ._writer import Writer, WriterStats
 
 log = logging.getLogger(__name__)
+
+_REFRESH_WAIT_S = 1.0
+"""How long a planned reopen waits for the reads in flight (new reads and the writer wait
+meanwhile, so it is short: a longer read puts the reopen off to the next checkpoint)."""
+_READ_WAIT_S = 30.0
+"""How long a new read waits for a planned reopen to finish before it is refused (503)."""
 
 T = TypeVar("T")
 
@@ -176,6 +183,7 @@ class Store:
         self._threads = threads
         self._external_access = external_access
         self._conn: Any = None
+        self._gate = ReadGate()
         self._writer: Writer | None = None
         self._export_dir: str | None = None
 
@@ -227,6 +235,7 @@ class Store:
                 span_hook=traces,
                 wal_path=self.path + ".wal" if self.path != ":memory:" else None,
                 checkpoint=self._checkpoint,
+                refresh=self._refresh if self.path != ":memory:" else None,
             )
             self._writer.start()
         return self
@@ -299,6 +308,24 @@ class Store:
         log.warning("reopened %s after a fatal DuckDB error (WAL replayed)", self.path)
         return self._conn
 
+    def _refresh(self) -> Any | None:
+        """Writer thread, nothing queued: close the file and open it again to give back what
+        DuckDB holds per row group while a database stays open (``CheckpointPolicy
+        .reopen_after``). Waits for the reads in flight (``_read_gate``) and holds new ones
+        meanwhile; None when reads outlasted the wait (tried again after the next checkpoint).
+        """
+        if not self._gate.drain(_REFRESH_WAIT_S):
+            log.info("planned reopen put off: %d reads still running after %g s",
+                     self._gate.active, _REFRESH_WAIT_S)
+            return None
+        try:
+            old, self._conn = self._conn, None
+            old.close()
+            self._conn = self._connect()
+            return self._conn
+        finally:
+            self._gate.resume()
+
     @property
     def unavailable(self) -> str | None:
         """Why the database cannot be used right now (DuckDB invalidated it), else None."""
@@ -323,11 +350,13 @@ class Store:
 
     def close(self) -> None:
         """Finish queued writes, checkpoint, and close the database."""
-        if self._conn is None:
+        if self._conn is None and self._writer is None:
             return
         if self._writer is not None:
-            self._writer.close()
+            self._writer.close()  # its thread ends after the job or reopen it is running
             self._writer = None
+            if self._conn is None:  # its last reopen of the file failed
+                return
             try:
                 self._conn.execute("CHECKPOINT")
             except Exception as exc:  # a failed checkpoint leaves the WAL; nothing is lost
@@ -346,8 +375,8 @@ class Store:
 
     @property
     def is_open(self) -> bool:
-        """True between ``open()`` and ``close()``."""
-        return self._conn is not None
+        """True between ``open()`` and ``close()`` (also while the writer reopens the file)."""
+        return self._conn is not None or self._writer is not None
 
     @property
     def schema_version(self) -> int:
@@ -446,17 +475,25 @@ class Store:
     # -- reads -----------------------------------------------------------------------------
 
     def cursor(self) -> Any:
-        """A new DuckDB cursor for trusted reads on the calling thread (close it after use)."""
-        conn = self._conn
-        if conn is None:
-            if self._writer is not None:  # between closing and reopening an invalidated file
-                raise StoreUnavailable("the database is being reopened; retry in a moment")
-            raise StoreClosed("the store is not open; call Store(path).open() first")
+        """A new DuckDB cursor for trusted reads on the calling thread (close it after use: a
+        planned reopen waits for open cursors, ``_read_gate``)."""
+        gate = self._gate
+        gate.enter(_READ_WAIT_S)
         try:
-            return conn.cursor()
-        except Exception as exc:
-            self._check_fatal(exc)
+            conn = self._conn
+            if conn is None:
+                if self._writer is not None:  # between closing and reopening the file
+                    raise StoreUnavailable("the database is being reopened; retry in a moment")
+                raise StoreClosed("the store is not open; call Store(path).open() first")
+            try:
+                cursor = conn.cursor()
+            except Exception as exc:
+                self._check_fatal(exc)
+                raise
+        except BaseException:
+            gate.leave()
             raise
+        return GatedCursor(cursor, gate)
 
     def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[
         dict[str, Any]

@@ -127,6 +127,12 @@ class WriterStats:
     pending_bytes: int = 0
     split_commits: int = 0
     reopens: int = 0
+    refreshes: int = 0
+    """Planned reopens (``CheckpointPolicy.reopen_after``) done."""
+    refreshes_skipped: int = 0
+    """Planned reopens put off because reads were still running after the store's wait."""
+    last_refresh_ms: float = 0.0
+    """How long the last planned reopen took (reads waited at most this long)."""
     last_commit_ms: float = 0.0
     span_key_checks: int = 0
     """Span transactions that checked keys against stored spans (some trace already stored)."""
@@ -171,8 +177,11 @@ class Writer:
         span_hook: SpanHook | None = None,
         wal_path: str | None = None,
         checkpoint: CheckpointPolicy | None = None,
+        refresh: Callable[[], Any] | None = None,
     ) -> None:
         self._conn = conn
+        self._refresh = refresh
+        self._checkpoints_since_open = 0
         self._wal_path = wal_path
         self._checkpoint = checkpoint or CheckpointPolicy()
         self._last_write = time.monotonic()
@@ -360,6 +369,7 @@ class Writer:
         else:
             elapsed_ms = (time.perf_counter() - started) * 1000
             self.stats.checkpoints += 1
+            self._checkpoints_since_open += 1
             self.stats.idle_checkpoints += int(idle)
             self.stats.last_checkpoint_ms = elapsed_ms
             self.stats.checkpoint_ms += elapsed_ms
@@ -381,6 +391,7 @@ class Writer:
                 return
             if jobs == "checkpoint":
                 self._run_checkpoint(idle=True)
+                self._maybe_refresh()
                 continue
             if not jobs:
                 self._recover()
@@ -400,6 +411,39 @@ class Writer:
                 self._last_write = time.monotonic()
             if self._checkpoint_due() and self.unavailable is None:
                 self._run_checkpoint(idle=False)
+                self._maybe_refresh()
+
+    def _maybe_refresh(self) -> None:
+        """Reopen the database once ``CheckpointPolicy.reopen_after`` checkpoints ran since it
+        was opened, when no write is queued (the store waits for the reads in flight, and skips
+        this time when they outlast its wait)."""
+        after = self._checkpoint.reopen_after
+        if self._refresh is None or after <= 0 or self._checkpoints_since_open < after:
+            return
+        with self._cond:
+            if self._queue or self._closing or self.unavailable is not None:
+                return
+        began = time.perf_counter()
+        try:
+            conn = self._refresh()
+        except Exception as exc:  # the file could not be opened again: the fatal path retries
+            reason = f"reopening the database to free memory failed: {first_line(exc)}"
+            log.error("%s", reason)
+            with self._cond:
+                self.unavailable = reason
+            return
+        if conn is None:
+            self.stats.refreshes_skipped += 1
+            return
+        self._conn = conn
+        if self._span_hook is not None:
+            self._span_hook.reopened()
+        self._checkpoints_since_open = 0
+        self.stats.refreshes += 1
+        elapsed_ms = (time.perf_counter() - began) * 1000
+        self.stats.last_refresh_ms = elapsed_ms
+        log.info("reopened the database after %d checkpoints to give back DuckDB's row-group "
+                 "memory (%.0f ms)", self._checkpoint.reopen_after, elapsed_ms)
 
     def _release(self, jobs: list[_Job]) -> None:
         with self._cond:
