@@ -14,6 +14,8 @@ from ingest.otlp_payloads import logs_request, traces_request
 from tracescore.ingest import decode_logs_protobuf, decode_traces_protobuf
 from tracescore.store import CheckpointPolicy, Store
 
+from ._waiting import wait_for
+
 
 def _count(store: Store, table: str = "spans") -> int:
     return int(store.read(f"SELECT count(*) AS n FROM {table}")[0]["n"])
@@ -99,20 +101,12 @@ def test_resent_logs_fall_back_and_stay_single(store: Store) -> None:
     assert _count(store, "logs") == 1
 
 
-def _wait_for(predicate: object, timeout_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
-
 
 def test_the_writer_checkpoints_once_idle(tmp_path: Path) -> None:
     idle = CheckpointPolicy(idle_s=0.05, min_wal_bytes=1)
     with Store(tmp_path / "idle.duckdb", checkpoint=idle) as store:
         store.write_spans_sync(_batch(50, 1))
-        assert _wait_for(lambda: store.stats().idle_checkpoints >= 1)
+        assert wait_for(lambda: store.stats().idle_checkpoints >= 1)
         assert _wal(store) == 0
         assert _count(store) == 50
 
@@ -126,7 +120,7 @@ def test_a_small_wal_waits_for_the_interval_before_an_idle_checkpoint(tmp_path: 
             store.write_spans_sync(_batch(20, index + 1))
             time.sleep(0.1)  # idle longer than idle_s after each
         assert store.stats().idle_checkpoints == 0 and _wal(store) > 0
-        assert _wait_for(lambda: store.stats().idle_checkpoints >= 1)  # the interval passed
+        assert wait_for(lambda: store.stats().idle_checkpoints >= 1)  # the interval passed
         assert _wal(store) == 0 and _count(store) == 100
 
 
@@ -166,7 +160,7 @@ def test_no_checkpoint_inside_a_commit_until_the_wal_bound(tmp_path: Path) -> No
         assert _wal(store) == 0  # the migrations' WAL, folded in at open
         before = store.stats().checkpoints
         store.write_spans_sync(_batch(100, 1, attribute_size=50_000))
-        assert _wait_for(lambda: store.stats().checkpoints > before)
+        assert wait_for(lambda: store.stats().checkpoints > before)
         assert store.stats().idle_checkpoints == 0
         assert _wal(store) < 1024 * 1024
 
@@ -182,7 +176,7 @@ def test_an_eager_checkpoint_runs_between_commits_past_its_bound(tmp_path: Path)
             store.write_spans_sync(_batch(100, trace + 1, attribute_size=50_000))
         # After the last commit nothing waits: its WAL is folded in at once (the counter moves
         # once the checkpoint has returned, a moment after the WAL shrank).
-        assert _wait_for(lambda: _wal(store) < 1024 * 1024
+        assert wait_for(lambda: _wal(store) < 1024 * 1024
                          and store.stats().checkpoints > before)
         assert store.stats().idle_checkpoints == 0
         assert _count(store) == 300

@@ -6,13 +6,14 @@ stored stays (issue 27, item 13)."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from ingest.otlp_payloads import traces_request
 
 from tracescore.ingest import decode_traces_protobuf
 from tracescore.store import CheckpointPolicy, Store
+
+from ._waiting import wait_for
 
 _EVERY_CHECKPOINT = CheckpointPolicy(idle_s=0.05, min_wal_bytes=1, reopen_after=1)
 
@@ -27,14 +28,6 @@ def _batch(spans: int, trace: int) -> object:
             spans, trace_id=trace.to_bytes(16, "big")).SerializeToString()
     return decode_traces_protobuf(_BODIES[spans, trace])
 
-
-def _wait_for(predicate: object, timeout_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _count(store: Store) -> int:
@@ -67,7 +60,7 @@ def test_reads_running_throughout_several_reopens_all_succeed(tmp_path: Path) ->
         try:
             for trace in range(1, 6):
                 store.write_spans_sync(_batch(20, trace))
-                assert _wait_for(lambda n=trace: store.stats().refreshes >= n), store.stats()
+                assert wait_for(lambda n=trace: store.stats().refreshes >= n), store.stats()
         finally:
             stop.set()
             for thread in threads:
@@ -85,12 +78,12 @@ def test_a_cursor_left_open_puts_the_reopen_off_and_keeps_working(tmp_path: Path
     with Store(tmp_path / "held.duckdb", checkpoint=_EVERY_CHECKPOINT) as store:
         held = store.cursor()
         store.write_spans_sync(_batch(10, 1))
-        assert _wait_for(lambda: store.stats().refreshes_skipped >= 1, timeout_s=30)
+        assert wait_for(lambda: store.stats().refreshes_skipped >= 1, timeout_s=30)
         assert store.stats().refreshes == 0
         assert held.execute("SELECT count(*) FROM spans").fetchall() == [(10,)]
         held.close()
         store.write_spans_sync(_batch(10, 2))
-        assert _wait_for(lambda: store.stats().refreshes >= 1, timeout_s=30)
+        assert wait_for(lambda: store.stats().refreshes >= 1, timeout_s=30)
         assert _count(store) == 20
 
 
@@ -99,5 +92,5 @@ def test_no_reopen_when_the_policy_says_never(tmp_path: Path) -> None:
     with Store(tmp_path / "never.duckdb", checkpoint=never) as store:
         for trace in range(1, 4):
             store.write_spans_sync(_batch(5, trace))
-            assert _wait_for(lambda n=trace: store.stats().idle_checkpoints >= n)
+            assert wait_for(lambda n=trace: store.stats().idle_checkpoints >= n)
         assert (store.stats().refreshes, store.stats().refreshes_skipped) == (0, 0)

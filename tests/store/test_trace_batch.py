@@ -10,8 +10,10 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from tracescore.store._trace_batch import COLUMNS, aggregate_by_trace
-from tracescore.store._traces_table import _AGGREGATE
+from tracescore.store._trace_batch import aggregate_by_trace
+from tracescore.store._traces_table import _AGGREGATE, SPAN_DERIVED
+
+COLUMNS = ("trace_id", *(name for name in SPAN_DERIVED if name != "duration_ms"))
 
 _RECEIVED = datetime(2026, 12, 6, 15, 0, 0, 123456)  # noqa: DTZ001 - naive UTC, as stored
 _BASE_NS = 1_790_000_000_000_000_000

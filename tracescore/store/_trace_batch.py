@@ -30,17 +30,9 @@ _FIRSTS = (
 )
 """Root-only copies of span columns: (name in the batch, span column)."""
 
-COLUMNS = (
-    "trace_id", "project", "service_name", "root_span_id", "root_span_name", "start_time",
-    "end_time", "span_count", "error_count", "has_root", "root_ended", "first_received_at",
-    "last_received_at",
-)
-"""The columns of ``aggregate_by_trace``'s table, in order."""
-
-
 def aggregate_by_trace(spans: Any, received_at: datetime) -> Any:
-    """One row per trace of the Arrow span batch ``spans`` (``COLUMNS``), received at
-    ``received_at`` (naive UTC)."""
+    """One row per trace of the Arrow span batch ``spans``, received at ``received_at`` (naive
+    UTC): ``trace_id`` and the span-derived columns of ``traces`` but ``duration_ms``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -92,4 +84,4 @@ def aggregate_by_trace(spans: Any, received_at: datetime) -> Any:
     })
 
 
-__all__ = ["COLUMNS", "aggregate_by_trace"]
+__all__ = ["aggregate_by_trace"]
