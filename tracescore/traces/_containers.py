@@ -31,6 +31,9 @@ Rules, once the agent runs are known (stage 2):
   ``<operation> <target>`` whose target is one of its attribute values is named by that target
   (``executor.process parse-request`` with ``executor.id`` ``parse-request`` →
   ``parse-request``).
+- **A plain workflow run with no input or output values** reads them from the sentences among
+  its attributes: its input the one its first step also carries and its last does not, its
+  output the one its last step carries and its first does not (``_flow_io``).
 """
 
 from __future__ import annotations
