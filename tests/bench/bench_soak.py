@@ -18,7 +18,8 @@ scripted judge and a monitor on it (notifying a loopback webhook receiver), then
 Every ``--sample-seconds`` it samples the server's RSS (with its child processes) and prints,
 per minute, the RSS, the spans stored, the scores written, the write queue and the requests
 that failed; at the end the RSS at minute 1, the peak, and its slope (MB/min) over the first and
-the second half and over the last third, the writer's checkpoints, and the row groups of the
+the second half and over the last third, the writer's checkpoints and planned reopens
+(``duckdb_reopen_after_checkpoints``), and the row groups of the
 stopped server's tables (DuckDB keeps metadata of each in memory; with its vacuum off a table
 gains one per checkpoint that appended to it). Nothing is asserted; a leveled-off RSS is a slope
 near 0.
@@ -305,6 +306,9 @@ def main() -> None:
         "tracebacks_in_log": log.count("Traceback"),
         "checkpoints": writer.get("checkpoints"),
         "longest_checkpoint_ms": writer.get("max_checkpoint_ms"),
+        "planned_reopens": writer.get("refreshes"),
+        "planned_reopens_put_off": writer.get("refreshes_skipped"),
+        "last_reopen_ms": writer.get("last_refresh_ms"),
         "row_groups_total": sum(groups.values()),
         "row_groups_by_table": {table: n for table, n in groups.items() if n > 1},
         "load_average_at_end": round(os.getloadavg()[0], 1),
