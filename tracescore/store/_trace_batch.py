@@ -1,10 +1,10 @@
 """A span batch aggregated by trace in Arrow, for the writer's ``traces`` fold.
 
 The fold runs inside every span commit, so its cost is paid per commit whatever the batch
-holds. DuckDB plans and runs the aggregate of ``_traces_table._AGGREGATE`` in ~2.3-3.7 ms even
-for 16 spans (measured 2026-12-06, duckdb 2.0.1); the same aggregate in Arrow compute takes
-~0.35 ms at 16 spans and ~0.85 ms at 4,096. The rule is the SQL one, column for column (a
-test compares the two on batches with and without roots, nulls and errors):
+holds. DuckDB plans and runs the aggregate of ``_traces_table._AGGREGATE`` in ~3.6-3.7 ms from
+16 spans to 512; the same aggregate in Arrow compute takes ~0.44-0.55 ms
+(``tests/bench/bench_commit.py``, 2026-12-06, duckdb 2.0.1). The rule is the SQL one, column
+for column (a test compares the two on batches with and without roots, nulls and errors):
 
 - the root is a span with no parent id (null or empty); ``project``, ``service_name``,
   ``root_span_id`` and ``root_span_name`` come from the earliest root holding a value, then

@@ -438,12 +438,12 @@ class Writer:
         self._conn = conn
         if self._span_hook is not None:
             self._span_hook.reopened()
-        self._checkpoints_since_open = 0
+        checkpoints, self._checkpoints_since_open = self._checkpoints_since_open, 0
         self.stats.refreshes += 1
         elapsed_ms = (time.perf_counter() - began) * 1000
         self.stats.last_refresh_ms = elapsed_ms
         log.info("reopened the database after %d checkpoints to give back DuckDB's row-group "
-                 "memory (%.0f ms)", self._checkpoint.reopen_after, elapsed_ms)
+                 "memory (%.0f ms)", checkpoints, elapsed_ms)
 
     def _release(self, jobs: list[_Job]) -> None:
         with self._cond:

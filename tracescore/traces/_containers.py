@@ -353,12 +353,8 @@ def _flow_io(workflow: Step) -> None:
     if not own:
         return
     first, last = _sentences(steps[0]), _sentences(steps[-1])
-
-    def carried(text: str, said: list[str]) -> bool:
-        return any(same_text(text, other) for other in said)
-
-    given = next((t for t in own if carried(t, first) and not carried(t, last)), None)
-    made = next((t for t in own if carried(t, last) and not carried(t, first)), None)
+    given = next((t for t in own if reads_as(t, first) and not reads_as(t, last)), None)
+    made = next((t for t in own if reads_as(t, last) and not reads_as(t, first)), None)
     if given is not None:
         workflow.input = given
     if made is not None:
