@@ -25,8 +25,8 @@ class CheckpointPolicy:
     appending to, and DuckDB keeps about 2 KB of metadata per column of each row group in
     memory, outside its memory limit, for as long as the database is open: so what the
     server's RSS gains until the next reopen (``reopen_after``) is set by how many checkpoints
-    it ran, not by how much it stored. An idle checkpoint after every pause of a steady trickle (about one a second) grew
-    it by a few MB a minute (issue 27)."""
+    it ran, not by how much it stored. An idle checkpoint after every pause of a steady
+    trickle (about one a second) grew it by a few MB a minute (issue 27)."""
     max_wal_bytes: int = 64 * 1024 * 1024
     """Under load that never pauses, checkpoint between commits once the WAL is this large."""
     eager_wal_bytes: int = 32 * 1024 * 1024
