@@ -122,8 +122,9 @@ _NEW_ROWS = ", ".join(
 )
 """The ``traces`` columns of a batch's aggregate (``_trace_batch``), its duration computed."""
 
-_HASHES = f"SELECT {HASH_SQL} FROM (SELECT unnest($1::VARCHAR[]) AS trace_id)"
-"""The index's hash of each trace id in parameter 1, in order."""
+_HASHES = f"SELECT list_transform($1::VARCHAR[], lambda trace_id: {HASH_SQL})"
+"""The index's hash of each trace id in parameter 1, as one list in the ids' order (a list
+value keeps its order whatever the threads; rows of an unnest need not)."""
 
 _UPDATE_KNOWN = f"""
 UPDATE traces SET {_FOLD.format(new="x")}
@@ -199,10 +200,8 @@ class TracesMaintainer:
             self.load(conn)
         batch = aggregate_by_trace(spans, received_at)
         ids = batch.column("trace_id").to_pylist()
-        hashes = self.index.masked(
-            np.fromiter((h for (h,) in conn.execute(_HASHES, [ids]).fetchall()),
-                        dtype=np.uint64, count=len(ids))
-        )
+        [(found,)] = conn.execute(_HASHES, [ids]).fetchall()
+        hashes = self.index.masked(found)
         now = to_micros(received_at)
         if exact:
             with registered(conn, _BATCH_VIEW, batch):
