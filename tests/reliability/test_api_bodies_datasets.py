@@ -195,6 +195,17 @@ def test_an_empty_items_list_makes_no_version(server: ServerProcess) -> None:
     assert answer["version"] == 1
 
 
+def test_an_experiment_without_a_start_time_gets_the_time_it_arrived(
+        server: ServerProcess) -> None:
+    """A run stored with no ``created_at`` had no place on the Experiments page's time axis
+    and broke its chart (found by the stored-XSS test); the server now stamps it."""
+    for row in (experiment(name="no-start"), experiment(name="null-start", created_at=None)):
+        assert post(server, "/api/experiments", json={"experiment": row}).status_code == 200
+        [[stamped]] = sql(server, "SELECT created_at IS NOT NULL FROM experiments WHERE "
+                          "experiment_id = ?", [row["experiment_id"]])
+        assert stamped, row["name"]
+
+
 def test_a_reposted_experiment_stores_its_results_once(server: ServerProcess) -> None:
     row = experiment(name="repost")
     results = [{"item_id": str(i), "scorer_id": s, "score": 0.5}

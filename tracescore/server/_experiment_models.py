@@ -8,7 +8,7 @@ anything is written.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -40,7 +40,8 @@ class ExperimentRow(BaseModel):
     dataset_version: int | None = Field(None, ge=1, le=INT32_MAX)
     """Its version."""
     created_at: datetime | None = None
-    """When the run started."""
+    """When the run started (left out or null: when the server received the row, so the
+    listing and its chart can place every run)."""
     finished_at: datetime | None = None
     """When it ended."""
     status: Literal["running", "completed", "failed"] | None = None
@@ -120,7 +121,9 @@ class ExperimentRequest(BaseModel):
                                  f"({experiment_id!r}); leave it out")
             row["experiment_id"] = experiment_id
             results.append(row)
-        return self.experiment.model_dump(), results
+        experiment = self.experiment.model_dump()
+        experiment["created_at"] = experiment["created_at"] or datetime.now(UTC)
+        return experiment, results
 
 
 __all__ = ["ExperimentRequest", "ExperimentResult", "ExperimentRow"]

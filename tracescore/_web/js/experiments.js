@@ -51,7 +51,9 @@
     }
     const chart = h("div", { id: "experiments-chart" });
     root.appendChild(TS.panel("Average score per scorer, run by run", chart));
-    const ordered = runs.slice().sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
+    // a run stored without a start time (older servers took one) has no place on the time axis
+    const ordered = runs.filter((r) => TS.toDate(r.created_at))
+      .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
     TS.chart.timeseries(chart, {
       series: scorers.map((s) => ({ name: s, points: ordered.filter((r) => byRun.get(r.experiment_id) && byRun.get(r.experiment_id)[s] !== undefined)
         .map((r) => [TS.toDate(r.created_at).getTime(), Number(byRun.get(r.experiment_id)[s])]) })),
