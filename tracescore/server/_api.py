@@ -249,11 +249,15 @@ def _judge_state(state: Any) -> str:
 async def healthz(request: Request) -> JSONResponse:
     """Liveness and the writer's counters; 503 with the reason while the database is
     unusable (DuckDB invalidated it and the store is reopening it); 200 with ``"status":
-    "degraded"`` and the reason once a read met a damaged block of the file."""
+    "degraded"`` and the reason once a read met a damaged block of the file, or while the disk
+    holding the database is full (writes answered 503 until space is freed)."""
     state = request.app.state
     stats = state.store.stats()
     problem = state.store.unavailable
-    damaged = getattr(state.store, "damaged", None)
+    full = getattr(state.store, "disk_full", None)
+    damaged = getattr(state.store, "damaged", None) or (
+        f"the disk holding the database is full ({full}); writes are refused with 503 until "
+        "space is freed" if full else None)
     body = {
         "status": "unavailable" if problem else "degraded" if damaged else "ok",
         "reason": problem or damaged,

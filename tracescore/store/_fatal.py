@@ -1,5 +1,8 @@
 """Recognise DuckDB's failures that are about the database's state, not the statement.
 
+- A *full disk* (the OS's "No space left on device" or "Disk quota exceeded" in DuckDB's IO
+  error) fails one write and leaves the database as it was: the write is answered 503, to be
+  retried once space is freed (``is_disk_full``).
 - A *fatal* error (``duckdb.FatalException``; later calls say "database has been
   invalidated") leaves the database unusable until it is reopened: the store reopens it.
 - An *out-of-memory* error fails one statement (the database is fine): a write that gets it is
@@ -21,6 +24,7 @@ _CORRUPTION = re.compile(
     r"corrupt database file|not a valid duckdb database file|could not read enough bytes"
     r"|does not match stored checksum|checksum mismatch|failed to read database header",
     re.IGNORECASE)
+_DISK_FULL = re.compile(r"no space left on device|disk quota exceeded", re.IGNORECASE)
 _UNITS = {
     "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
     "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
@@ -39,6 +43,12 @@ def is_out_of_memory(exc: BaseException) -> bool:
     import duckdb
 
     return isinstance(exc, duckdb.OutOfMemoryException)
+
+
+def is_disk_full(exc: BaseException | str) -> bool:
+    """True when a write (or a checkpoint) failed because the disk holding the database or its
+    WAL is full."""
+    return _DISK_FULL.search(str(exc)) is not None
 
 
 def is_corruption(exc: BaseException | str) -> bool:
@@ -71,6 +81,7 @@ __all__ = [
     "first_line",
     "for_want_of_memory",
     "is_corruption",
+    "is_disk_full",
     "is_fatal",
     "is_out_of_memory",
 ]

@@ -290,6 +290,12 @@ class Store:
         how often; None when no read has. The rest of the file stays in use."""
         return self._damage.reason
 
+    @property
+    def disk_full(self) -> str | None:
+        """The disk's "no space" error while the disk holding the database stays full (writes
+        are answered 503, nothing stored is touched), else None."""
+        return self._writer.disk_full if self._writer else None
+
     def _reopen(self) -> Any:
         """Writer thread: close the invalidated connection and open the file again."""
         old, self._conn = self._conn, None

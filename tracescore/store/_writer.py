@@ -70,7 +70,7 @@ from typing import Any, Literal, Protocol
 from ._arrow import log_table, span_table
 from ._checkpoint import CheckpointPolicy, wal_bytes
 from ._errors import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
-from ._fatal import first_line, is_fatal, is_out_of_memory
+from ._fatal import first_line, is_disk_full, is_fatal, is_out_of_memory
 from ._schema import column_names
 from ._span_dedupe import has_repeated_keys, insert_new_spans_sql
 from ._traces_table import TracesConflict
@@ -194,6 +194,9 @@ class Writer:
         self._pending_bytes = 0
         self.unavailable: str | None = None
         """Why the database cannot be used right now (a fatal DuckDB error), else None."""
+        self.disk_full: str | None = None
+        """The last write's "no space" error while the disk stays full (writes are answered
+        503 meanwhile; the database is unchanged), else None: cleared by the next commit."""
         self._min_batch_rows = min_batch_rows
         self._linger_s = linger_s
         self._concurrent = False
@@ -257,9 +260,12 @@ class Writer:
             )
 
     def _unavailable_error(self) -> StoreUnavailable:
+        reason = self.unavailable or ""
+        # a checkpoint that found the disk full invalidates the database until there is space
+        advice = "free space on the disk holding the database; " if is_disk_full(reason) else ""
         return StoreUnavailable(
-            f"the database is being reopened after a fatal DuckDB error ({self.unavailable}); "
-            f"nothing acknowledged is lost: retry in {self._retry_after_s:g} s",
+            f"the database is being reopened after a fatal DuckDB error ({reason}); "
+            f"nothing acknowledged is lost: {advice}retry in {self._retry_after_s:g} s",
             retry_after_s=self._retry_after_s,
         )
 
@@ -365,7 +371,11 @@ class Writer:
         except Exception as exc:
             if self._fatal(exc):
                 return
-            log.warning("checkpoint failed (the WAL is kept; retried later): %s", first_line(exc))
+            if is_disk_full(exc):
+                self._note_disk_full(exc)
+            else:
+                log.warning("checkpoint failed (the WAL is kept; retried later): %s",
+                            first_line(exc))
         else:
             elapsed_ms = (time.perf_counter() - started) * 1000
             self.stats.checkpoints += 1
@@ -464,8 +474,16 @@ class Writer:
                   "reopening %s", reason, "the file" if self._reopen else "nothing")
         return True
 
-    def _retryable(self, exc: Exception) -> Exception:
-        """DuckDB out of memory for one write is load, not a bad request: 503, retry later."""
+    def _retryable(self, exc: BaseException) -> BaseException:
+        """DuckDB out of memory for one write, or a full disk, is the machine's state, not a bad
+        request: 503, retry later (the database is as it was before the write)."""
+        if is_disk_full(exc):
+            self._note_disk_full(exc)
+            return StoreUnavailable(
+                f"the disk holding the database is full ({first_line(exc, 200)}); this write "
+                f"was not stored: retry in {self._retry_after_s:g} s, once space is freed there",
+                retry_after_s=self._retry_after_s,
+            )
         if not is_out_of_memory(exc):
             return exc
         return StoreUnavailable(
@@ -473,6 +491,19 @@ class Writer:
             f"retry in {self._retry_after_s:g} s, or raise duckdb_memory_limit",
             retry_after_s=self._retry_after_s,
         )
+
+    def _note_disk_full(self, exc: BaseException) -> None:
+        """Remember a full disk (``/healthz`` degraded); log it once per episode."""
+        if self.disk_full is None:
+            log.error("the disk holding the database is full (%s): writes are answered 503 "
+                      "until space is freed; nothing already stored is touched", first_line(exc))
+        self.disk_full = first_line(exc)
+
+    def _committed(self) -> None:
+        """A write went through: a full disk, if there was one, has space again."""
+        if self.disk_full is not None:
+            self.disk_full = None
+            log.warning("the disk holding the database has space again; writes resume")
 
     def _recover(self) -> None:
         """Fail what is queued (retryable), reopen the database, and resume when it works."""
@@ -510,9 +541,11 @@ class Writer:
         except BaseException as exc:
             _rollback(conn)
             self.stats.failed_jobs += 1
-            job.future.set_exception(self._unavailable_error() if self._fatal(exc) else exc)
+            job.future.set_exception(self._unavailable_error() if self._fatal(exc)
+                                     else self._retryable(exc))
             return
         self.stats.commits += 1
+        self._committed()
         job.future.set_result(result)
 
     def _commit_data(self, jobs: list[_Job]) -> None:
@@ -526,13 +559,15 @@ class Writer:
                 return
             if len(jobs) == 1:
                 self.stats.failed_jobs += 1
-                log.warning("a write batch failed: %s", exc)
+                if not is_disk_full(exc):
+                    log.warning("a write batch failed: %s", exc)
                 jobs[0].future.set_exception(self._retryable(exc))
                 return
             # One bad batch must not fail the others that shared its commit.
             for job in jobs:
                 self._commit_data([job])
             return
+        self._committed()
         for job in jobs:
             job.future.set_result(None)
 
