@@ -331,6 +331,7 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
     lake_db = dsn.rsplit("dbname=", 1)[1].split()[0]
     rollbacks = f"SELECT xact_rollback FROM pg_stat_database WHERE datname = '{lake_db}'"
     try:
+        loading = wait_judges_ready(servers)
         time.sleep(3)
         idle = [cpu_s(s.process.pid) for s in servers]
         time.sleep(IDLE_S)  # what a node costs with no traffic (ticks, flushes, leases)
@@ -373,10 +374,26 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
         return {"nodes": nodes, "spans": spans, "traces": len(traces), "node_cpu": node_cpu,
                 "idle": idle_cpu * elapsed * len(servers), "idle_per_s": idle_cpu,
                 "pg_cpu": pg_cpu, "judged": judged, "flushes": flushes, "retries": retries,
-                "rollbacks": failed, "scored": scored, "requests": judge.answered - asked}
+                "rollbacks": failed, "scored": scored, "requests": judge.answered - asked,
+                "loading_s": loading}
     finally:
         for s in servers:
             s.stop()
+
+
+def wait_judges_ready(servers: list[Any], timeout_s: float = 240) -> float:
+    """Wait until every node has loaded its judge machinery (litellm, imported in the
+    background after start-up: a one-time cost per process, seconds of CPU, that would
+    otherwise land in the measured window once per node); the seconds waited."""
+    import httpx
+
+    began = time.monotonic()
+    while time.monotonic() - began < timeout_s:
+        states = [httpx.get(f"{s.url}/healthz", timeout=10).json()["judges"] for s in servers]
+        if all(state in ("ready", "none", "off") for state in states):
+            return time.monotonic() - began
+        time.sleep(0.5)
+    raise RuntimeError(f"judges still loading after {timeout_s} s: {states}")
 
 
 def _judged(read: Any, traces: list[str]) -> int:
@@ -408,6 +425,7 @@ def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> 
               f"{per_span_us(run, 'pg_cpu'):.0f} µs/span"
               + (f"; {run['flushes']:.0f} flushes, {run['retries']:.0f} run again, "
                  f"{run['rollbacks']:.0f} catalog rollbacks" if run["nodes"] else "")
+              + f"; judges loaded {run['loading_s']:.1f} s after start-up (not counted)"
               + ("" if run["scored"] else "; NOT all scored"))
     three = runs[3]
     ratio = per_span_us(three) / max(1e-9, per_span_us(one))
