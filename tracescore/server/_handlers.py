@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 
 from tracescore.ingest import DecodeError, UnsupportedContentType
 from tracescore.model import TracescoreError
-from tracescore.store import BatchTooLarge, StoreClosed, StoreUnavailable, WriteQueueFull
+from tracescore.store import BatchTooLarge, RetryLater, StoreClosed
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def error_response(
 def _status_of(exc: TracescoreError) -> int:
     if isinstance(exc, UnsupportedContentType):
         return 415
-    if isinstance(exc, WriteQueueFull | StoreClosed | StoreUnavailable):
+    if isinstance(exc, RetryLater | StoreClosed):
         return 503
     if isinstance(exc, BatchTooLarge):
         return 413
@@ -69,7 +69,7 @@ def install_handlers(app: FastAPI) -> None:
     async def tracescore_error(request: Request, exc: TracescoreError) -> JSONResponse:
         status = _status_of(exc)
         headers = None
-        if isinstance(exc, WriteQueueFull | StoreUnavailable):
+        if isinstance(exc, RetryLater):
             headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))}
         return error_response(status, str(exc), headers)
 

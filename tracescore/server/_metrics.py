@@ -8,6 +8,8 @@ dashboard queries:
 - ``tracescore_spans_received_total{project}``, ``tracescore_spans_rejected_total{reason}``,
   ``tracescore_ingest_requests_total{transport,status}`` (counters)
 - ``tracescore_write_queue_depth`` (gauge: rows waiting for the writer)
+- ``tracescore_sql_statements_running``, ``tracescore_sql_statements_waiting`` (gauges: user
+  SQL statements holding one of the ``sql_max_concurrent`` slots, and waiting for one)
 - ``tracescore_traces_waiting``, ``tracescore_scoring_lag_seconds`` (gauges)
 - ``tracescore_scores_total{scorer_id,status}``, ``tracescore_judge_tokens_total{scorer_id,kind}``,
   ``tracescore_judge_cost_usd_total{scorer_id}``, ``tracescore_judge_cache_hits_total{scorer_id}``,
@@ -99,6 +101,13 @@ class _AppCollector:
         depth = store.stats().pending_rows if store is not None and store.is_open else 0
         yield GaugeMetricFamily("tracescore_write_queue_depth", "Rows waiting for the writer",
                                 value=depth)
+        slots = getattr(store, "sql_slots", None)
+        yield GaugeMetricFamily("tracescore_sql_statements_running",
+                                "User SQL statements running (at most sql_max_concurrent)",
+                                value=slots.running if slots is not None else 0)
+        yield GaugeMetricFamily("tracescore_sql_statements_waiting",
+                                "User SQL statements waiting for a free slot",
+                                value=slots.waiting if slots is not None else 0)
 
         live = getattr(state, "live", None)
         stats = live.stats if live is not None else None

@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     """Time limit of one /api/sql query."""
     sql_max_bytes: int = Field(32 * 1024 * 1024, gt=0)
     """Size cap of one /api/sql answer's rows (JSON bytes); "truncated": true beyond."""
+    sql_max_concurrent: int = Field(4, ge=0)
+    """User SQL statements running at once (each may hold 2,048 × its widest value in DuckDB's
+    vectors); more wait their turn, up to twice their time limit; 0 = no limit."""
     max_pending_spans: int = Field(200_000, gt=0)
     """Rows that may wait for the writer before exports are refused with 503; one request
     with more is refused with 413."""

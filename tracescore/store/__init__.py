@@ -29,6 +29,8 @@ from ._errors import (
     InvalidRow,
     InvalidSql,
     QueryTimeout,
+    RetryLater,
+    SqlBusy,
     StoreClosed,
     StoreError,
     StoreUnavailable,
@@ -42,6 +44,7 @@ from ._opened import opened_store
 from ._protocol import StoreLike
 from ._query import QueryAnswer, QueryResult, run_query, run_query_json
 from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_names
+from ._sql_slots import SqlSlots
 from ._store import LOG_ROWS_SELECT, SPAN_ROWS_SELECT, Store, score_rows_writer
 from ._traces_table import STALE_PREDICATE
 from ._wal import WalReport, inspect_wal
@@ -73,6 +76,9 @@ __all__ = [
     "QueryAnswer",
     "QueryResult",
     "QueryTimeout",
+    "RetryLater",
+    "SqlBusy",
+    "SqlSlots",
     "Store",
     "StoreClosed",
     "StoreError",

@@ -5,10 +5,13 @@
     TracescoreError
     └── StoreError             something the store refused or could not do
         ├── InvalidSql         user SQL the SQL surface refuses (a write, a file read, …) → 400
-        ├── QueryTimeout       user SQL stopped after the time limit → 408
-        ├── WriteQueueFull     the writer is behind; retry after ``retry_after_s`` → 503
-        ├── StoreUnavailable   DuckDB invalidated the database (the store is reopening it) or
-        │                      ran out of memory for one write → 503
+        ├── QueryTimeout       user SQL stopped after the time limit → 400
+        ├── RetryLater         refused for now; retry after ``retry_after_s`` → 503
+        │   ├── WriteQueueFull     the writer is behind
+        │   ├── StoreUnavailable   DuckDB invalidated the database (the store is reopening
+        │   │                      it) or ran out of memory for one write
+        │   └── SqlBusy            ``sql_max_concurrent`` user statements kept running while
+        │                          one more waited (twice its time limit)
         ├── BatchTooLarge      one write holds more rows/bytes than the queue takes → 413
         ├── StoreClosed        the store is not open (or is shutting down) → 503
         ├── InvalidRow         a row given to write_scores / write_spans has an unknown column
@@ -37,22 +40,28 @@ class QueryTimeout(StoreError):
     """A query ran past its time limit and was interrupted."""
 
 
-class WriteQueueFull(StoreError):
-    """The write queue is full; the caller should retry after ``retry_after_s`` seconds."""
+class RetryLater(StoreError):
+    """Refused for now, nothing done: the caller should retry after ``retry_after_s`` seconds
+    (HTTP 503 with ``Retry-After``)."""
 
     def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
 
 
-class StoreUnavailable(StoreError):
+class WriteQueueFull(RetryLater):
+    """The write queue is full; the caller should retry after ``retry_after_s`` seconds."""
+
+
+class StoreUnavailable(RetryLater):
     """DuckDB reported a fatal error (the database is invalidated; the store is reopening the
     file, replaying the WAL, so nothing acknowledged is lost) or ran out of memory for this
     write. Retry after ``retry_after_s``."""
 
-    def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
+
+class SqlBusy(RetryLater):
+    """Every one of the ``sql_max_concurrent`` user-statement slots stayed taken while this
+    statement waited for one (up to twice its time limit); it was not run."""
 
 
 class BatchTooLarge(StoreError):

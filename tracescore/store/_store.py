@@ -47,6 +47,7 @@ from ._query import QueryAnswer, QueryResult, run_query, run_query_json
 from ._read_gate import GatedCursor, ReadGate
 from ._schema import SCHEMA_VERSION, migrate
 from ._sizes import batch_bytes
+from ._sql_slots import SqlSlots
 from ._traces_table import TracesMaintainer
 from ._wal import recover_wal
 from ._writer import Writer, WriterStats
@@ -116,6 +117,9 @@ class Store:
         sql_row_limit: the default row cap of ``query``.
         sql_timeout_s: the default time limit of ``query``.
         sql_max_bytes: the default size limit (JSON bytes of the rows) of ``query``.
+        sql_max_concurrent: user statements (``query``, ``query_json``) running at once; the
+            others wait their turn, up to twice their time limit (``_sql_slots.py``); 0 = no
+            limit.
         max_pending_rows: rows that may wait for the writer before writes get ``WriteQueueFull``.
         max_pending_bytes: bytes (estimated, ``_sizes.py``) that may wait likewise.
         max_batch_rows: at most this many rows go into one group commit.
@@ -147,6 +151,7 @@ class Store:
         sql_row_limit: int = 10_000,
         sql_timeout_s: float = 30.0,
         sql_max_bytes: int = 32 * 1024 * 1024,
+        sql_max_concurrent: int = 4,
         max_pending_rows: int = 200_000,
         max_pending_bytes: int = 256 * 1024 * 1024,
         max_batch_rows: int = 32_768,
@@ -172,6 +177,7 @@ class Store:
         self.sql_row_limit = sql_row_limit
         self.sql_timeout_s = sql_timeout_s
         self.sql_max_bytes = sql_max_bytes
+        self.sql_slots = SqlSlots(sql_max_concurrent)
         self._max_pending_rows = max_pending_rows
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_rows = max_batch_rows
@@ -584,27 +590,15 @@ class Store:
         """Run one user statement, read-only, bounded in rows, bytes and time (``_query.py``).
 
         Raises ``InvalidSql`` (not a single read statement, file access, syntax),
-        ``QueryTimeout`` or ``StoreUnavailable``. Values come back JSON-safe.
+        ``QueryTimeout``, ``SqlBusy`` (no free slot within the time limit) or
+        ``StoreUnavailable``. Values come back JSON-safe.
         """
-        cursor = self.cursor()
-        try:
-            return run_query(
-                cursor,
-                sql,
-                params,
-                row_limit=self.sql_row_limit if row_limit is None else row_limit,
-                timeout_s=self.sql_timeout_s if timeout_s is None else timeout_s,
-                max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes,
-            )
-        except StoreUnavailable as exc:
-            if self._writer is not None:
-                self._writer.report_fatal(str(exc))
-            raise
-        except StoreError as exc:
-            self._damage.note(exc)
-            raise
-        finally:
-            cursor.close()
+        return self._user_statement(
+            run_query, sql, params,
+            row_limit=self.sql_row_limit if row_limit is None else row_limit,
+            timeout_s=self.sql_timeout_s if timeout_s is None else timeout_s,
+            max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes,
+        )
 
     def query_json(
         self,
@@ -613,16 +607,30 @@ class Store:
     ) -> QueryAnswer:
         """``query`` keeping each row only as JSON text (``/api/sql``): the answer holds at
         most ``sql_max_bytes`` of JSON and never the rows as Python values as well."""
-        cursor = self.cursor()
-        try:
-            return run_query_json(cursor, sql, params, row_limit=self.sql_row_limit,
-                                  timeout_s=self.sql_timeout_s, max_bytes=self.sql_max_bytes)
-        except StoreUnavailable as exc:
-            if self._writer is not None:
-                self._writer.report_fatal(str(exc))
-            raise
-        finally:
-            cursor.close()
+        return self._user_statement(
+            run_query_json, sql, params, row_limit=self.sql_row_limit,
+            timeout_s=self.sql_timeout_s, max_bytes=self.sql_max_bytes,
+        )
+
+    def _user_statement(self, runner: Callable[..., T], sql: str, params: Any, *,
+                        row_limit: int, timeout_s: float, max_bytes: int) -> T:
+        """Run a user statement with ``runner`` in one of the ``sql_max_concurrent`` slots
+        (``_sql_slots.py``: it waits up to twice ``timeout_s`` for one, then runs for up
+        to ``timeout_s``) on a cursor of its own."""
+        with self.sql_slots.hold(2 * timeout_s):
+            cursor = self.cursor()
+            try:
+                return runner(cursor, sql, params, row_limit=row_limit, timeout_s=timeout_s,
+                              max_bytes=max_bytes)
+            except StoreUnavailable as exc:
+                if self._writer is not None:
+                    self._writer.report_fatal(str(exc))
+                raise
+            except StoreError as exc:
+                self._damage.note(exc)
+                raise
+            finally:
+                cursor.close()
 
     async def aquery(
         self,
