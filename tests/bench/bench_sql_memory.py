@@ -9,6 +9,11 @@ same run, DuckDB's own floor: the peak growth of a bare DuckDB connection (same
 ``memory_limit``) that produces the query's first 2,048-row vector and fetches one row of it,
 which no client of DuckDB can go below. ``--src DIR`` runs the server from another checkout
 (e.g. ``--src /work/main`` for the code before), to compare two versions in one run.
+
+Then the same floor several times over: ``CONCURRENT`` statements of one 2,048-row vector each
+posted at once, with ``sql_max_concurrent`` 0 (no limit: every statement holds its vector at
+the same time, the baseline), 1 and the default 4 (the statements past the limit wait their
+turn), peak growth and wall time of the whole batch.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ QUERIES = [
     ("20,000 rows of 100 KB", "SELECT repeat('x', 100000) AS v FROM range(20000)"),
     ("200,000 rows of 1 KB", "SELECT repeat('x', 1000) AS v FROM range(200000)"),
 ]
+CONCURRENT = 6
+CONCURRENT_SQL = "SELECT repeat('x', 250000) AS v FROM range(2048)"  # one ~500 MB vector
 
 _FLOOR = """
 import duckdb, psutil, sys, threading, time
@@ -93,11 +100,49 @@ def main() -> None:
                 server.stop()
         print(f"{label:24} {before:9.0f}MB {growth:10.0f}MB {floor_mb(sql):11.0f}MB "
               f"{answer:7.1f}MB {seconds:6.2f}s")
+    print(f"\n{CONCURRENT} statements at once, each one 2,048-row vector of 250 KB values "
+          f"(DuckDB floor {floor_mb(CONCURRENT_SQL):.0f} MB each)")
+    print(f"{'sql_max_concurrent':20} {'peak growth':>12} {'time':>7}")
+    for limit in (0, 1, 4):
+        growth, seconds = _at_once(env, limit)
+        label = f"{limit} (no limit)" if limit == 0 else str(limit)
+        print(f"{label:20} {growth:10.0f}MB {seconds:6.2f}s")
 
 
-def _config(root: str) -> str:
+def _at_once(env: dict[str, str], limit: int) -> tuple[float, float]:
+    """(peak growth MB, seconds) of ``CONCURRENT`` statements posted together to a fresh
+    server with ``sql_max_concurrent = limit``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with tempfile.TemporaryDirectory(prefix="bench-sql-memory-") as root:
+        server = ServerProcess(db=Path(root) / "bench.duckdb", http_port=free_port(),
+                               grpc_port=free_port(),
+                               args=("--config", _config(root, f"sql_max_concurrent = {limit}")),
+                               env=env)
+        server.start()
+        assert server.process is not None
+
+        def post(_: int) -> int:
+            return httpx.post(f"{server.url}/api/sql", json={"sql": CONCURRENT_SQL},
+                              timeout=600).status_code
+
+        def batch() -> list[int]:
+            with ThreadPoolExecutor(CONCURRENT) as pool:
+                return list(pool.map(post, range(CONCURRENT)))
+
+        try:
+            started = time.perf_counter()
+            statuses, growth = peak_rss_growth(server.process.pid, batch)
+            seconds = time.perf_counter() - started
+        finally:
+            server.stop()
+    assert statuses == [200] * CONCURRENT, statuses
+    return growth / 2**20, seconds
+
+
+def _config(root: str, server_lines: str = "") -> str:
     path = os.path.join(root, "bench.toml")
-    Path(path).write_text("[live]\nenabled = false\n")
+    Path(path).write_text(f"[server]\n{server_lines}\n[live]\nenabled = false\n")
     return path
 
 
