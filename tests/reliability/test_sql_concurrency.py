@@ -43,7 +43,7 @@ def _wait_for(check: Callable[[], bool], what: str, seconds: float = 60.0) -> No
 
 def test_a_statement_waits_for_a_free_slot_and_runs_after(tmp_path: Path) -> None:
     config = tmp_path / "one.toml"
-    config.write_text("[server]\nsql_max_concurrent = 1\nsql_timeout_seconds = 4\n")
+    config.write_text("[server]\nsql_max_concurrent = 1\nsql_timeout_seconds = 6\n")
     finished: list[str] = []
     answers: dict[str, httpx.Response] = {}
 
@@ -72,7 +72,7 @@ def test_a_statement_waits_for_a_free_slot_and_runs_after(tmp_path: Path) -> Non
 
     assert running_seen <= {0.0, 1.0}, running_seen
     assert answers["endless"].status_code == 400
-    assert "longer than 4 s" in answers["endless"].json()["error"]["message"]
+    assert "longer than 6 s" in answers["endless"].json()["error"]["message"]
     assert answers["quick"].status_code == 200, answers["quick"].text
     assert answers["quick"].json()["rows"] == [[42]]
     assert after == {"tracescore_sql_statements_running": 0.0,
