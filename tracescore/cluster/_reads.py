@@ -76,19 +76,11 @@ class ClusterStore:
     def _user_query(self, run: Callable[..., Any], sql: str,
                     params: Sequence[Any] | Mapping[str, Any] | None, row_limit: int | None,
                     timeout_s: float | None, max_bytes: int | None) -> Any:
-        store = self.local_store
-        limit = store.sql_timeout_s if timeout_s is None else timeout_s
-        with store.sql_slots.hold(2 * limit):  # the node's slots (``Store.query``)
-            cursor = store.cursor()
-            try:
-                cursor.execute(f"USE {CLUSTER}")
-                return run(
-                    cursor, sql, params,
-                    row_limit=store.sql_row_limit if row_limit is None else row_limit,
-                    timeout_s=limit,
-                    max_bytes=store.sql_max_bytes if max_bytes is None else max_bytes)
-            finally:
-                cursor.close()
+        """The local store's user statement (its limits and SQL slots) in the ``cluster``
+        catalog."""
+        return self.local_store.user_statement(run, sql, params, row_limit=row_limit,
+                                               timeout_s=timeout_s, max_bytes=max_bytes,
+                                               catalog=CLUSTER)
 
     async def aquery(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None,
                      *, row_limit: int | None = None, timeout_s: float | None = None,

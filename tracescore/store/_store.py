@@ -593,12 +593,8 @@ class Store:
         ``QueryTimeout``, ``SqlBusy`` (no free slot within the time limit) or
         ``StoreUnavailable``. Values come back JSON-safe.
         """
-        return self._user_statement(
-            run_query, sql, params,
-            row_limit=self.sql_row_limit if row_limit is None else row_limit,
-            timeout_s=self.sql_timeout_s if timeout_s is None else timeout_s,
-            max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes,
-        )
+        return self.user_statement(run_query, sql, params, row_limit=row_limit,
+                                   timeout_s=timeout_s, max_bytes=max_bytes)
 
     def query_json(
         self,
@@ -607,21 +603,25 @@ class Store:
     ) -> QueryAnswer:
         """``query`` keeping each row only as JSON text (``/api/sql``): the answer holds at
         most ``sql_max_bytes`` of JSON and never the rows as Python values as well."""
-        return self._user_statement(
-            run_query_json, sql, params, row_limit=self.sql_row_limit,
-            timeout_s=self.sql_timeout_s, max_bytes=self.sql_max_bytes,
-        )
+        return self.user_statement(run_query_json, sql, params)
 
-    def _user_statement(self, runner: Callable[..., T], sql: str, params: Any, *,
-                        row_limit: int, timeout_s: float, max_bytes: int) -> T:
-        """Run a user statement with ``runner`` in one of the ``sql_max_concurrent`` slots
-        (``_sql_slots.py``: it waits up to twice ``timeout_s`` for one, then runs for up
-        to ``timeout_s``) on a cursor of its own."""
+    def user_statement(self, runner: Callable[..., T], sql: str, params: Any, *,
+                       row_limit: int | None = None, timeout_s: float | None = None,
+                       max_bytes: int | None = None, catalog: str | None = None) -> T:
+        """Run a user statement with ``runner`` (``run_query``, ``run_query_json``) in one of
+        the ``sql_max_concurrent`` slots (``_sql_slots.py``: it waits up to twice the time limit
+        for one, then runs for up to the limit) on a cursor of its own, in ``catalog`` when
+        given (the cluster's views); limits left out are the store's."""
+        timeout_s = self.sql_timeout_s if timeout_s is None else timeout_s
         with self.sql_slots.hold(2 * timeout_s):
             cursor = self.cursor()
             try:
-                return runner(cursor, sql, params, row_limit=row_limit, timeout_s=timeout_s,
-                              max_bytes=max_bytes)
+                if catalog is not None:
+                    cursor.execute(f"USE {catalog}")
+                return runner(
+                    cursor, sql, params, timeout_s=timeout_s,
+                    row_limit=self.sql_row_limit if row_limit is None else row_limit,
+                    max_bytes=self.sql_max_bytes if max_bytes is None else max_bytes)
             except StoreUnavailable as exc:
                 if self._writer is not None:
                     self._writer.report_fatal(str(exc))
