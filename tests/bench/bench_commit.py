@@ -9,8 +9,10 @@ writer's split (span insert, the ``traces`` fold, COMMIT). A small batch is what
 agent sends (an SDK exporting a few spans per request), where the fixed part of a commit is
 what it costs. The baseline in the same run: the fold's per-batch aggregate by trace in Arrow
 (``aggregate_by_trace``, what the writer runs) against the same aggregate as the SQL the exact
-recompute runs in DuckDB (``_traces_table._AGGREGATE``), on the same batches. Nothing is
-asserted.
+recompute runs in DuckDB (``_traces_table._AGGREGATE``), on the same batches. Last, the floor
+under any commit: a 16-row INSERT from a registered Arrow view in a transaction of its own, into
+plain tables of 6 and of 30 VARCHAR columns (no tracescore code), which shows what DuckDB costs
+per statement and per column written. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -87,6 +89,34 @@ def _aggregates(spans: int, rounds: int) -> None:
           f"{timed['DuckDB SQL']:.2f} ms ({timed['DuckDB SQL'] / timed['Arrow']:.1f}×)")
 
 
+def _floor(columns: int, commits: int) -> None:
+    import duckdb
+    import pyarrow as pa
+
+    with tempfile.TemporaryDirectory() as folder:
+        conn = duckdb.connect(str(Path(folder) / "floor.duckdb"))
+        names = [f"c{k}" for k in range(columns)]
+        conn.execute(f"CREATE TABLE t ({', '.join(f'{n} VARCHAR' for n in names)})")
+        tables = [pa.table({n: [f"v{i}_{j}_{n}" for j in range(16)] for n in names})
+                  for i in range(commits + _WARMUP)]
+
+        def commit(table: Any) -> None:
+            conn.execute("BEGIN TRANSACTION")
+            conn.register("v", table)
+            conn.execute("INSERT INTO t SELECT * FROM v")
+            conn.unregister("v")
+            conn.execute("COMMIT")
+
+        for table in tables[:_WARMUP]:
+            commit(table)
+        cpu = time.process_time()
+        for table in tables[_WARMUP:]:
+            commit(table)
+        cpu = (time.process_time() - cpu) / commits
+        conn.close()
+    print(f"  16 rows into {columns:>2} VARCHAR columns: {cpu * 1e3:.2f} ms CPU per commit")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 64, 512])
@@ -98,6 +128,9 @@ def main() -> None:
     print("the traces fold's aggregate alone (one DuckDB thread):")
     for spans in args.sizes:
         _aggregates(spans, 200)
+    print("the floor: BEGIN, register an Arrow view, INSERT, drop the view, COMMIT:")
+    for columns in (6, 30):
+        _floor(columns, args.commits)
 
 
 if __name__ == "__main__":
