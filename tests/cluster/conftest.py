@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tracescore.cluster import ClusterNode, ClusterSettings
-from tracescore.store import Store
+from tracescore.store import CheckpointPolicy, Store
 from tracescore.testing import PostgresServer
 
 
@@ -32,16 +32,19 @@ def pg_dsn(postgres: PostgresServer, request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def make_node(pg_dsn: str, tmp_path: Path) -> Iterator[Callable[..., tuple[Any, Any, Any]]]:
     """``make_node("node-1", **settings)`` → (node, store, reader): a node's store opened with
-    the node's hook and the node started (stopped and closed after the test)."""
+    the node's hook (and ``checkpoint``, the store's policy, when given) and the node started
+    (stopped and closed after the test)."""
     opened: list[tuple[ClusterNode, Store]] = []
 
-    def make(node_id: str = "node-1", *, start: bool = True, **options: Any
+    def make(node_id: str = "node-1", *, start: bool = True,
+             checkpoint: CheckpointPolicy | None = None, **options: Any
              ) -> tuple[Any, Any, Any]:
         settings = ClusterSettings(node_id=node_id, postgres=pg_dsn,
                                    data_path=str(tmp_path / "lake"),
                                    **{"flush_interval_seconds": 3600, **options})
         node = ClusterNode(settings)
-        store = Store(tmp_path / f"{node_id}.duckdb", on_connect=node.on_connect).open()
+        store = Store(tmp_path / f"{node_id}.duckdb", on_connect=node.on_connect,
+                      checkpoint=checkpoint).open()
         opened.append((node, store))
         reader = node.start(store) if start else None
         return node, store, reader
