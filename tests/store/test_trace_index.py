@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import numpy as np
 
-from tracescore.store._trace_index import NOT_STORED, TraceIndex, from_micros, to_micros
+from tracescore.store import Store
+from tracescore.store._trace_index import (
+    HASH_SQL,
+    NOT_STORED,
+    TraceIndex,
+    from_micros,
+    to_micros,
+    trace_hashes,
+)
 
 
 def _naive(*parts: int) -> datetime:
@@ -16,8 +25,54 @@ def _naive(*parts: int) -> datetime:
 
 
 def _hashes(index: TraceIndex, conn: duckdb.DuckDBPyConnection, ids: list[str]) -> np.ndarray:
-    rows = conn.execute("SELECT hash(x) FROM unnest(?::VARCHAR[]) AS t(x)", [ids]).fetchall()
-    return index.masked([row[0] for row in rows])
+    return index.masked(trace_hashes(conn, ids))
+
+
+_IDS = [
+    "0af7651916cd43dd8448eb211c80319c",  # OTLP: 32 lowercase hex digits
+    f"{7:032x}",  # leading zeros
+    "f" * 32,  # the largest key
+    "0AF7651916CD43DD8448EB211C80319C",  # upper case: not what OTLP decoding gives
+    "0af7651916cd43dd8448eb211c80319",  # 31 digits
+    "0af7651916cd43dd8448eb211c80319g",  # not hex
+    "0af7651916cd43dd 448eb211c80319c",
+    "0af7651916cd43dd8448eb211c8031é9",
+    "t1",
+    "",
+]
+
+
+def test_keys_computed_in_python_are_the_keys_the_load_sql_computes() -> None:
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE ids (trace_id VARCHAR)")
+    conn.executemany("INSERT INTO ids VALUES (?)", [[i] for i in _IDS])
+    in_sql = dict(conn.execute(f"SELECT trace_id, {HASH_SQL} FROM ids").fetchall())
+    assert trace_hashes(conn, _IDS) == [in_sql[i] for i in _IDS]
+    assert trace_hashes(conn, _IDS[:3]) == [0x8448EB211C80319C, 7, 2**64 - 1]
+
+
+def test_two_trace_ids_sharing_their_low_64_bits_stay_two_traces(tmp_path: Path) -> None:
+    """Ids made to share the index's key: the second trace takes the exact path, right."""
+    low = "8448eb211c80319c"
+    ids = ["0af7651916cd43dd" + low, "1111111111111111" + low]
+
+    def spans(trace_id: str, count: int) -> list[dict]:
+        return [{"trace_id": trace_id, "span_id": f"{trace_id[:8]}{i:08x}",
+                 "parent_span_id": None if i == 0 else f"{trace_id[:8]}{0:08x}",
+                 "project": "p", "service_name": "s", "name": f"s{i}", "kind": "INTERNAL",
+                 "start_time_ns": 1_750_000_000_000_000_000 + i,
+                 "end_time_ns": 1_750_000_000_000_001_000 + i, "status_code": "OK",
+                 "attributes": {}} for i in range(count)]
+
+    with Store(tmp_path / "low.duckdb") as store:
+        store.write_spans_sync(spans(ids[0], 2))
+        store.write_spans_sync(spans(ids[1], 3))
+        store.write_spans_sync(spans(ids[0], 2))  # a resend of the first trace
+        rows = store.read("SELECT trace_id, span_count FROM traces ORDER BY trace_id")
+        assert [r["trace_id"] for r in rows] == ids, "one row per trace, neither lost"
+        assert rows[1]["span_count"] == 3
+        assert store.stats().traces_exact_retries >= 1
+        assert store.read("SELECT count(*) AS n FROM spans")[0]["n"] == 5
 
 
 def test_what_is_learnt_is_found_before_and_after_a_merge() -> None:

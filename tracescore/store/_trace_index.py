@@ -1,18 +1,19 @@
 """Which traces the ``traces`` table holds, kept in the writer's memory instead of a key index.
 
 ``traces`` had a primary-key index on ``trace_id``. With 10 M spans stored (1.7 M traces) it
-made each commit's INSERT of new traces ~8 ms slower and each checkpoint ~20 ms slower, and
-held ~115 MB that DuckDB's memory limit had to share with its cache (measured 2026-12-01).
-The writer is the only thing that adds ``traces`` rows, so it can know them all itself: this
-index holds, for every stored trace, a 64-bit hash of its id and its ``first_received_at``. It
+made each commit's INSERT of new traces ~8 ms slower and each checkpoint ~20 ms slower, and held
+~115 MB that DuckDB's memory limit had to share with its cache (measured 2026-12-01). The writer
+is the only thing that adds ``traces`` rows, so it can know them all itself: this index holds,
+for every stored trace, a 64-bit key of its id (``HASH_SQL``) and its ``first_received_at``. It
 is loaded from the table when the store opens (and when it reopens the file) and learns the
 traces of each commit after that commit. 16 bytes per trace (27 MB for 1.7 M traces).
 
 A hash the index does not hold is a trace the table does not hold. A hash it holds means
-"probably stored": two ids can share a hash (about 1 in 10^10 per new trace with 1.7 M stored),
-so the caller checks (``TracesMaintainer``: an UPDATE that must find every such trace) and falls
-back to its exact path when one was not there. Where two stored traces share a hash, the index
-keeps the earlier arrival, so a bound taken from it is never too late.
+"probably stored": two ids can share a hash (about 1 in 10^10 per new trace with 1.7 M random
+ids stored; ids made to share their low 64 bits share it always), so the caller checks
+(``TracesMaintainer``: an UPDATE that must find every such trace) and falls back to its exact
+path when one was not there. Where two stored traces share a hash, the index keeps the earlier
+arrival, so a bound taken from it is never too late.
 """
 
 from __future__ import annotations
@@ -26,16 +27,43 @@ NOT_STORED = -(2**63)
 _EPOCH = datetime(1970, 1, 1)  # noqa: DTZ001 - naive UTC, as the tables store
 _MERGE_EVERY = 16_384
 
-_LOAD_SQL = """
-SELECT hash(trace_id) & ?::UBIGINT AS trace_hash, coalesce(epoch_us(first_received_at), 0)
+HASH_SQL = ("CASE WHEN regexp_full_match(trace_id, '[0-9a-f]{32}') "
+            "THEN ('0x' || right(trace_id, 16))::UBIGINT ELSE hash(trace_id) END")
+"""The index's 64-bit key of a trace id, in SQL: the low 64 bits of a 32-digit lowercase hex id
+(every id OTLP decoding gives; random there, W3C Trace Context), DuckDB's ``hash`` of any other
+id. ``trace_hashes`` computes the same in Python, so a commit needs no statement for it."""
+
+_LOAD_SQL = f"""
+SELECT ({HASH_SQL}) & ?::UBIGINT AS trace_hash, coalesce(epoch_us(first_received_at), 0)
        AS first_us
 FROM traces
 """
 """Sorted and deduplicated in numpy: a GROUP BY … ORDER BY here left DuckDB's hash table and
 sort memory held by the process (~45 MB of RSS at 1.7 M traces) for the server's life."""
 
-HASH_SQL = "hash(trace_id)"
-"""The SQL expression the index hashes a trace id with (DuckDB's 64-bit ``hash``)."""
+_HEX_DIGITS = "0123456789abcdef"
+_OTHER_HASHES = f"SELECT list_transform($1::VARCHAR[], lambda trace_id: {HASH_SQL})"
+"""The key of each id in parameter 1, as one list in the ids' order (a list value keeps its
+order whatever the threads; rows of an unnest need not)."""
+
+
+def trace_hashes(conn: Any, ids: list[str]) -> list[int]:
+    """``HASH_SQL`` of each of ``ids``, in order: a hex id's low 64 bits read here, the others
+    (rare: ids not from OTLP decoding) from DuckDB on ``conn`` in one statement."""
+    out: list[int] = []
+    other: list[int] = []
+    for position, trace_id in enumerate(ids):
+        # strip() leaves "" only when every character is a lowercase hex digit
+        if len(trace_id) == 32 and not trace_id.strip(_HEX_DIGITS):
+            out.append(int(trace_id[16:], 16))
+        else:
+            out.append(0)
+            other.append(position)
+    if other:
+        [(found,)] = conn.execute(_OTHER_HASHES, [[ids[p] for p in other]]).fetchall()
+        for position, key in zip(other, found, strict=True):
+            out[position] = key
+    return out
 
 
 def to_micros(moment: datetime) -> int:
@@ -87,7 +115,7 @@ class TraceIndex:
         self._fresh = {}
 
     def masked(self, hashes: Any) -> Any:
-        """``hashes`` (DuckDB's ``hash(trace_id)``, any array-like) as the index keys them."""
+        """``hashes`` (``trace_hashes``, any array-like) as the index keys them."""
         import numpy as np
 
         return np.asarray(hashes, dtype=np.uint64) & np.uint64(self.mask)
@@ -145,4 +173,4 @@ class TraceIndex:
         self._fresh = {}
 
 
-__all__ = ["HASH_SQL", "NOT_STORED", "TraceIndex", "from_micros", "to_micros"]
+__all__ = ["HASH_SQL", "NOT_STORED", "TraceIndex", "from_micros", "to_micros", "trace_hashes"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._trace_batch import aggregate_by_trace
-from ._trace_index import HASH_SQL, NOT_STORED, TraceIndex, from_micros, to_micros
+from ._trace_index import NOT_STORED, TraceIndex, from_micros, to_micros, trace_hashes
 from ._views import registered
 
 TRACES: tuple[tuple[str, str], ...] = (
@@ -122,10 +122,6 @@ _NEW_ROWS = ", ".join(
 )
 """The ``traces`` columns of a batch's aggregate (``_trace_batch``), its duration computed."""
 
-_HASHES = f"SELECT list_transform($1::VARCHAR[], lambda trace_id: {HASH_SQL})"
-"""The index's hash of each trace id in parameter 1, as one list in the ids' order (a list
-value keeps its order whatever the threads; rows of an unnest need not)."""
-
 _UPDATE_KNOWN = f"""
 UPDATE traces SET {_FOLD.format(new="x")}
 FROM {{source}} x
@@ -200,8 +196,7 @@ class TracesMaintainer:
             self.load(conn)
         batch = aggregate_by_trace(spans, received_at)
         ids = batch.column("trace_id").to_pylist()
-        [(found,)] = conn.execute(_HASHES, [ids]).fetchall()
-        hashes = self.index.masked(found)
+        hashes = self.index.masked(trace_hashes(conn, ids))
         now = to_micros(received_at)
         if exact:
             with registered(conn, _BATCH_VIEW, batch):
