@@ -312,14 +312,18 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
 # -- 2. scaling in CPU ----------------------------------------------------------------------
 
 def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds: float,
-            label: str) -> dict[str, float]:
+            label: str, statements: bool = False) -> dict[str, float]:
     """One configuration at ``rate``: CPU of the nodes and of PostgreSQL from the load's start
-    until everything is scored and flushed."""
+    until everything is scored and flushed (``statements``: and PostgreSQL's statements that
+    took the most time, from ``pg_stat_statements``)."""
     from server_process import sql
 
     from tracescore.testing import TraceRouter
 
     dsn = pg.create_database(f"bench_{label}")
+    if statements and nodes:
+        pg_exec(dsn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        pg_exec(dsn, "SELECT pg_stat_statements_reset()")
     servers = []
     for i in range(max(1, nodes)):
         name = f"{label}-{i + 1}"
@@ -370,6 +374,8 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
                 flushes += stats["flushes"]
                 retries += stats["commit_retries"]
         failed = int(pg.execute(rollbacks)[0][0]) - rolled if nodes else 0
+        if statements and nodes:
+            print_statements(dsn, label)
         elapsed = time.monotonic() - began
         return {"nodes": nodes, "spans": spans, "traces": len(traces), "node_cpu": node_cpu,
                 "idle": idle_cpu * elapsed * len(servers), "idle_per_s": idle_cpu,
@@ -402,9 +408,27 @@ def _judged(read: Any, traces: list[str]) -> int:
     return int(rows[0][0])
 
 
-def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> None:
+def print_statements(dsn: str, label: str, top: int = 5) -> None:
+    """PostgreSQL's statements on ``dsn`` by the time they took (``pg_stat_statements``)."""
+    [(calls, total)] = pg_rows(dsn, "SELECT sum(calls), sum(total_exec_time + total_plan_time) "
+                                    "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
+                                    "pg_database WHERE datname = current_database())")
+    rows = pg_rows(dsn, "SELECT calls, total_exec_time + total_plan_time, rows, "
+                        "left(regexp_replace(query, '\\s+', ' ', 'g'), 90) FROM "
+                        "pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE "
+                        "datname = current_database()) ORDER BY 2 DESC LIMIT %s", [top])
+    print(f"  {label}: PostgreSQL ran {calls} statements for {total / 1000:.2f} s; the "
+          f"{top} that took the most:")
+    for n, ms, returned, text in rows:
+        print(f"    {n:>6} calls, {ms:7.0f} ms ({ms / max(1, n):.2f} ms each), {returned} rows: "
+              f"{text}")
+
+
+def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
+            statements: bool = False) -> None:
     runs = [one_run(pg, root, judge, nodes=n, rate=rate, seconds=seconds,
-                    label="single" if n == 0 else f"n{n}") for n in (0, 1, 2, 3)]
+                    label="single" if n == 0 else f"n{n}", statements=statements)
+            for n in (0, 1, 2, 3)]
     single, one = runs[0], runs[1]
 
     def per_span_us(run: dict[str, float], key: str = "node_cpu", net: bool = False) -> float:
@@ -559,6 +583,9 @@ def main() -> None:
     parser.add_argument("--scale-seconds", type=float, default=30.0)
     parser.add_argument("--lake-rows", type=int, default=2_000_000)
     parser.add_argument("--flush-seconds", type=float, default=5.0)
+    parser.add_argument("--pg-statements", action="store_true",
+                        help="scaling: print PostgreSQL's costliest statements "
+                             "(pg_stat_statements)")
     args = parser.parse_args()
     if args.full:
         args.seconds, args.scale_seconds, args.lake_rows = 300.0, 60.0, 10_000_000
@@ -566,14 +593,17 @@ def main() -> None:
     from tracescore.testing import PostgresServer, standin_server
 
     with tempfile.TemporaryDirectory(prefix="bench-cluster-live-") as tmp, \
-            PostgresServer() as pg, standin_server(latency_s=0.05) as judge:
+            PostgresServer(settings={"shared_preload_libraries": "pg_stat_statements"}
+                           if args.pg_statements else None) as pg, \
+            standin_server(latency_s=0.05) as judge:
         root = Path(tmp)
         print(f"bench_cluster_live on {os.cpu_count()} cores, load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         if args.only in (None, "fault"):
             fault(pg, root / "fault", judge, rate=args.rate, seconds=args.seconds)
         if args.only in (None, "scaling"):
-            scaling(pg, root / "scaling", judge, rate=args.rate, seconds=args.scale_seconds)
+            scaling(pg, root / "scaling", judge, rate=args.rate, seconds=args.scale_seconds,
+                    statements=args.pg_statements)
         if args.only in (None, "lake"):
             lake(pg, root, judge, rows=args.lake_rows, flush_s=args.flush_seconds)
         print(f"load average at the end {os.getloadavg()[0]:.1f}")

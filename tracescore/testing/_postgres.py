@@ -59,9 +59,12 @@ class PostgresServer:
     """A PostgreSQL server for tests (see the module docstring)."""
 
     def __init__(self, *, bin_dir: str | os.PathLike[str] | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, settings: dict[str, str] | None = None) -> None:
+        """``settings``: more server settings (``-c name=value``), e.g.
+        ``{"shared_preload_libraries": "pg_stat_statements"}`` for a benchmark."""
         self.bin_dir = Path(bin_dir) if bin_dir is not None else None
         self.port = port or 0
+        self.settings = dict(settings or {})
         self.dir: Path | None = None
         self._as_postgres = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 
@@ -98,6 +101,8 @@ class PostgresServer:
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
                    "-c max_connections=200")
+        for name, value in self.settings.items():
+            options += f" -c {shlex.quote(f'{name}={value}')}"
         self._run([str(bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-o", options,
                    "-l", str(self.dir / "server.log"), "-w", "-t", "60", "start"])
         self._bin = bin_dir
