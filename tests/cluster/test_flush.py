@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import psycopg
 import pytest
 
 from tracescore.cluster import ClusterNode, ClusterSettings, ClusterUnavailable
-from tracescore.store import Store
+from tracescore.store import CheckpointPolicy, Store
 
 from .spans import BASE_NS, span_rows, trace_id
 
@@ -291,10 +292,6 @@ def test_a_planned_reopen_keeps_the_lake_attached_and_flushes_going_once(
     """The writer's planned reopen (``CheckpointPolicy.reopen_after``) opens a new connection:
     the node's hook attaches the lake and PostgreSQL to it again, the next flush starts at the
     mark of the last one, and readers see the lake through the new connection."""
-    import time
-
-    from tracescore.store import CheckpointPolicy
-
     every = CheckpointPolicy(idle_s=0.05, min_wal_bytes=1, reopen_after=1)
     node, store, reader = make_node("node-1", checkpoint=every)
     for trace in range(1, 6):
