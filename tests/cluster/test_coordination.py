@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from tracescore.cluster import PgCoordination, pg_tables
-from tracescore.cluster._pg_schema import ensure
+from tracescore.cluster._pg_schema import compressible_columns, compression_statements, ensure
 
 T0 = datetime(2026, 12, 1, 12, 0, 0)  # noqa: DTZ001 - naive UTC, as the tables store
 VERSION = ("relevancy", "v1")
@@ -330,3 +330,26 @@ def test_a_node_starting_on_a_current_schema_waits_on_no_running_transaction(
         with psycopg.connect(pg_dsn) as conn:
             conn.execute("SET lock_timeout = '2s'")  # an ALTER TABLE would wait and fail
             ensure(conn)
+
+
+def test_long_values_are_compressed_with_lz4_and_a_current_schema_is_left_alone(
+        pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        if not conn.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                            "WHERE name = 'default_toast_compression'").fetchone()[0]:
+            pytest.skip("this PostgreSQL was built without lz4")
+        ensure(conn)
+        conn.execute("ALTER TABLE tracescore.scores ALTER COLUMN reason SET COMPRESSION pglz")
+        conn.commit()
+        found = compressible_columns(conn.cursor())
+        assert compression_statements(found) == [
+            "ALTER TABLE tracescore.scores ALTER COLUMN reason SET COMPRESSION lz4"]
+        ensure(conn)
+        found = compressible_columns(conn.cursor())
+    by_column = {(table, column): how for table, column, how in found}
+    assert set(by_column.values()) == {"l"}, "every long column lz4, the one set back too"
+    assert {("scores", "input"), ("judge_executions", "prompt"),
+            ("scoring_decisions", "last_error")} <= set(by_column)
+    assert ("scores", "score") not in by_column, "fixed-width columns are not compressed"
+    assert compression_statements(found) == []
+
