@@ -311,11 +311,40 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
 
 # -- 2. scaling in CPU ----------------------------------------------------------------------
 
+def add_history(dsn: str, traces: int) -> None:
+    """``traces`` earlier traces in PostgreSQL, each scored by the six scorers, as a cluster
+    that has run for a while has, and the tables vacuumed and analyzed: the nodes' statements
+    are then planned for tables of that size. (On tables that start empty, PostgreSQL keeps
+    the plans it cached while they were tiny, whole-table scans, until autovacuum analyzes
+    them.)"""
+    pg_exec(dsn, f"""
+        INSERT INTO tracescore.scoring_decisions (trace_id, span_id, scorer_id, scorer_version,
+            decision, attempts, score_id, created_at, updated_at)
+        SELECT md5('history' || g), substr(md5('span' || g), 1, 16), 'scorer-' || k, 'v0',
+               'scored', 1, md5('score' || g || '-' || k),
+               TIMESTAMP '2026-11-01' + g * INTERVAL '10 ms',
+               TIMESTAMP '2026-11-01' + g * INTERVAL '10 ms'
+        FROM generate_series(1, {traces}) g, generate_series(1, 6) k""")
+    pg_exec(dsn, f"""
+        INSERT INTO tracescore.trace_nodes (trace_id, node_id, span_count, updated_at)
+        SELECT md5('history' || g), 'earlier-node', 7, TIMESTAMP '2026-11-01'
+        FROM generate_series(1, {traces}) g""")
+    pg_exec(dsn, f"""
+        INSERT INTO tracescore.traces (trace_id, span_count, nodes, updated_at)
+        SELECT md5('history' || g), 7, ARRAY['earlier-node'], TIMESTAMP '2026-11-01'
+        FROM generate_series(1, {traces}) g""")
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")  # so that autovacuum has nothing left for the window
+
+
 def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds: float,
-            label: str, statements: bool = False) -> dict[str, float]:
+            label: str, statements: bool = False, history: int = 0) -> dict[str, float]:
     """One configuration at ``rate``: CPU of the nodes and of PostgreSQL from the load's start
     until everything is scored and flushed (``statements``: and PostgreSQL's statements that
-    took the most time, from ``pg_stat_statements``)."""
+    took the most time, from ``pg_stat_statements``; ``history``: earlier traces in the
+    tables, ``add_history``)."""
     from server_process import sql
 
     from tracescore.testing import TraceRouter
@@ -336,6 +365,8 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
     rollbacks = f"SELECT xact_rollback FROM pg_stat_database WHERE datname = '{lake_db}'"
     try:
         loading = wait_judges_ready(servers)
+        if history and nodes:
+            add_history(dsn, history)
         time.sleep(3)
         idle = [cpu_s(s.process.pid) for s in servers]
         time.sleep(IDLE_S)  # what a node costs with no traffic (ticks, flushes, leases)
@@ -425,9 +456,10 @@ def print_statements(dsn: str, label: str, top: int = 5) -> None:
 
 
 def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
-            statements: bool = False) -> None:
+            statements: bool = False, history: int = 0) -> None:
     runs = [one_run(pg, root, judge, nodes=n, rate=rate, seconds=seconds,
-                    label="single" if n == 0 else f"n{n}", statements=statements)
+                    label="single" if n == 0 else f"n{n}", statements=statements,
+                    history=history)
             for n in (0, 1, 2, 3)]
     single, one = runs[0], runs[1]
 
@@ -438,7 +470,9 @@ def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
         return run["node_cpu"] / max(1, run["judged"]) * 1e3
 
     print(f"scaling: {rate:g} agent runs/s for {seconds:g} s per configuration, the six "
-          f"default scorers (three judges on the stand-in), CPU until scored and flushed")
+          f"default scorers (three judges on the stand-in), CPU until scored and flushed"
+          + (f"; {history:,} earlier traces in PostgreSQL" if history else "; PostgreSQL's "
+             "tables start empty"))
     for run in runs:
         name = "single-node server" if run["nodes"] == 0 else f"{run['nodes']:.0f} node(s)"
         print(f"  {name}: {run['spans']:.0f} spans, {run['judged']:.0f} judged pairs; nodes "
@@ -583,6 +617,9 @@ def main() -> None:
     parser.add_argument("--scale-seconds", type=float, default=30.0)
     parser.add_argument("--lake-rows", type=int, default=2_000_000)
     parser.add_argument("--flush-seconds", type=float, default=5.0)
+    parser.add_argument("--history", type=int, default=0,
+                        help="scaling: earlier traces (six decisions each) in PostgreSQL "
+                             "before the load, as a cluster that has run for a while")
     parser.add_argument("--pg-statements", action="store_true",
                         help="scaling: print PostgreSQL's costliest statements "
                              "(pg_stat_statements)")
@@ -603,7 +640,7 @@ def main() -> None:
             fault(pg, root / "fault", judge, rate=args.rate, seconds=args.seconds)
         if args.only in (None, "scaling"):
             scaling(pg, root / "scaling", judge, rate=args.rate, seconds=args.scale_seconds,
-                    statements=args.pg_statements)
+                    statements=args.pg_statements, history=args.history)
         if args.only in (None, "lake"):
             lake(pg, root, judge, rows=args.lake_rows, flush_s=args.flush_seconds)
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
