@@ -456,11 +456,25 @@ def print_statements(dsn: str, label: str, top: int = 5) -> None:
 
 
 def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
-            statements: bool = False, history: int = 0) -> None:
-    runs = [one_run(pg, root, judge, nodes=n, rate=rate, seconds=seconds,
-                    label="single" if n == 0 else f"n{n}", statements=statements,
-                    history=history)
-            for n in (0, 1, 2, 3)]
+            statements: bool = False, history: int = 0, repeat: int = 1) -> None:
+    """The four configurations, ``repeat`` rounds of them one after the other; with more than
+    one round each configuration's figures are its median run's (by node CPU per span): on a
+    shared machine the same work's CPU moves between runs by more than the goals' margins."""
+    rounds: list[list[dict[str, float]]] = []
+    for r in range(repeat):
+        suffix = f"r{r + 1}" if repeat > 1 else ""
+        rounds.append([one_run(pg, root, judge, nodes=n, rate=rate, seconds=seconds,
+                               label=("single" if n == 0 else f"n{n}") + suffix,
+                               statements=statements, history=history)
+                       for n in (0, 1, 2, 3)])
+    if repeat > 1:
+        print(f"scaling, {repeat} rounds: node CPU per span (µs) of each configuration by round")
+        for i, name in enumerate(("single-node server", "1 node", "2 nodes", "3 nodes")):
+            figures = [r[i]["node_cpu"] / max(1, r[i]["spans"]) * 1e6 for r in rounds]
+            print(f"  {name}: " + " / ".join(f"{f:,.0f}" for f in figures))
+        print("  (below: each configuration's median run)")
+    runs = [sorted((r[i] for r in rounds), key=lambda run: run["node_cpu"] / max(1, run["spans"])
+                   )[len(rounds) // 2] for i in range(4)]
     single, one = runs[0], runs[1]
 
     def per_span_us(run: dict[str, float], key: str = "node_cpu", net: bool = False) -> float:
@@ -617,6 +631,8 @@ def main() -> None:
     parser.add_argument("--scale-seconds", type=float, default=30.0)
     parser.add_argument("--lake-rows", type=int, default=2_000_000)
     parser.add_argument("--flush-seconds", type=float, default=5.0)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="scaling: rounds of the four configurations (medians reported)")
     parser.add_argument("--history", type=int, default=0,
                         help="scaling: earlier traces (six decisions each) in PostgreSQL "
                              "before the load, as a cluster that has run for a while")
@@ -640,7 +656,8 @@ def main() -> None:
             fault(pg, root / "fault", judge, rate=args.rate, seconds=args.seconds)
         if args.only in (None, "scaling"):
             scaling(pg, root / "scaling", judge, rate=args.rate, seconds=args.scale_seconds,
-                    statements=args.pg_statements, history=args.history)
+                    statements=args.pg_statements, history=args.history,
+                    repeat=args.repeat)
         if args.only in (None, "lake"):
             lake(pg, root, judge, rows=args.lake_rows, flush_s=args.flush_seconds)
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
