@@ -65,6 +65,9 @@ def database(pg: PostgresServer, name: str, compression: str) -> Any:
     dsn = pg.create_database(name)
     with psycopg.connect(dsn, autocommit=True) as conn:
         ensure(conn)
+        if compression == "lz4" and any(
+                how != "l" for _, _, how in compressible_columns(conn.cursor())):
+            raise SystemExit("bench_pg_writes: this PostgreSQL was built without lz4")
         if compression != "lz4":
             for table, column, _ in compressible_columns(conn.cursor()):
                 conn.execute(f"ALTER TABLE tracescore.{table} ALTER COLUMN {column} "
