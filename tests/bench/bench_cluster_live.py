@@ -317,6 +317,8 @@ def add_history(dsn: str, traces: int) -> None:
     are then planned for tables of that size. (On tables that start empty, PostgreSQL keeps
     the plans it cached while they were tiny, whole-table scans, until autovacuum analyzes
     them.)"""
+    import psycopg
+
     pg_exec(dsn, f"""
         INSERT INTO tracescore.scoring_decisions (trace_id, span_id, scorer_id, scorer_version,
             decision, attempts, score_id, created_at, updated_at)
@@ -333,8 +335,6 @@ def add_history(dsn: str, traces: int) -> None:
         INSERT INTO tracescore.traces (trace_id, span_count, nodes, updated_at)
         SELECT md5('history' || g), 7, ARRAY['earlier-node'], TIMESTAMP '2026-11-01'
         FROM generate_series(1, {traces}) g""")
-    import psycopg
-
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")  # so that autovacuum has nothing left for the window
 
@@ -460,6 +460,10 @@ def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
     """The four configurations, ``repeat`` rounds of them one after the other; with more than
     one round each configuration's figures are its median run's (by node CPU per span): on a
     shared machine the same work's CPU moves between runs by more than the goals' margins."""
+
+    def per_span_us(run: dict[str, float], key: str = "node_cpu", net: bool = False) -> float:
+        return (run[key] - (run["idle"] if net else 0.0)) / max(1, run["spans"]) * 1e6
+
     rounds: list[list[dict[str, float]]] = []
     for r in range(repeat):
         suffix = f"r{r + 1}" if repeat > 1 else ""
@@ -470,15 +474,10 @@ def scaling(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float,
     if repeat > 1:
         print(f"scaling, {repeat} rounds: node CPU per span (µs) of each configuration by round")
         for i, name in enumerate(("single-node server", "1 node", "2 nodes", "3 nodes")):
-            figures = [r[i]["node_cpu"] / max(1, r[i]["spans"]) * 1e6 for r in rounds]
-            print(f"  {name}: " + " / ".join(f"{f:,.0f}" for f in figures))
+            print(f"  {name}: " + " / ".join(f"{per_span_us(r[i]):,.0f}" for r in rounds))
         print("  (below: each configuration's median run)")
-    runs = [sorted((r[i] for r in rounds), key=lambda run: run["node_cpu"] / max(1, run["spans"])
-                   )[len(rounds) // 2] for i in range(4)]
+    runs = [sorted((r[i] for r in rounds), key=per_span_us)[len(rounds) // 2] for i in range(4)]
     single, one = runs[0], runs[1]
-
-    def per_span_us(run: dict[str, float], key: str = "node_cpu", net: bool = False) -> float:
-        return (run[key] - (run["idle"] if net else 0.0)) / max(1, run["spans"]) * 1e6
 
     def per_pair_ms(run: dict[str, float]) -> float:
         return run["node_cpu"] / max(1, run["judged"]) * 1e3

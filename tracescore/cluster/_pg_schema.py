@@ -202,8 +202,8 @@ def compression_statements(columns: Iterable[tuple[str, str, str]]) -> list[str]
         if compression != _LZ4_CODE:
             pending.setdefault(table, []).append(column)
     return [f"ALTER TABLE {SCHEMA}.{table} " + ", ".join(
-                f"ALTER COLUMN {column} SET COMPRESSION {COMPRESSION}" for column in columns)
-            for table, columns in sorted(pending.items())]
+                f"ALTER COLUMN {name} SET COMPRESSION {COMPRESSION}" for name in names)
+            for table, names in sorted(pending.items())]
 
 
 _COMPRESSIBLE_SQL = """
