@@ -54,12 +54,13 @@ test-cluster: $(CLUSTER_STAMP)
 	TRACESCORE_CLUSTER_SUITE=1 $(CLUSTER_VENV)/bin/python -m pytest -q tests/cluster $(PYTEST_ARGS)
 
 ## bench-cluster: cluster mode's figures: storage (flush CPU, catalog retries, bounded lookup),
-## PostgreSQL's scoring statements with long values (lz4 against pglz),
+## PostgreSQL's scoring statements with long values (lz4 against pglz), claims as the backlog grows,
 ## then real nodes (a fault run, scaling in CPU, a large lake); BENCH_ARGS=--full for the
 ## issue's run (5 minutes of faults, 60 s per scaling step, 10 M lake rows)
 bench-cluster: $(CLUSTER_STAMP)
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster.py
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_pg_writes.py
+	$(CLUSTER_VENV)/bin/python tests/bench/bench_pg_claims.py
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster_live.py $(BENCH_ARGS)
 
 clean:

@@ -120,6 +120,33 @@ def test_claims_of_two_nodes_are_disjoint_and_skip_locked_rows(
                                       for n in (0, 1, 2, 19)}, "leased pairs are not claimed"
 
 
+def test_a_claim_over_versions_takes_the_oldest_due_pairs_of_all_of_them(
+        coordination: tuple[PgCoordination, PgCoordination]) -> None:
+    a, _ = coordination
+    other = ("faithfulness", "v2")
+
+    def at(n: int, seconds: int, version: tuple[str, str] = VERSION,
+           retry_at: int | None = None) -> dict[str, Any]:
+        row = {**pending(n, created=T0 + timedelta(seconds=seconds)), "scorer_id": version[0],
+               "scorer_version": version[1]}
+        if retry_at is not None:
+            row.update(decision="retrying", attempts=1,
+                       next_attempt_at=T0 + timedelta(seconds=retry_at))
+        return row
+
+    a.record_decisions([at(1, 1), at(3, 3), at(5, 5), at(10, 0, retry_at=4),
+                        at(11, 0, retry_at=100), at(2, 2, other), at(6, 6, other)])
+    now = T0 + timedelta(seconds=10)
+    first = a.claim([VERSION, other], owner="node-a", now=now, limit=4, lease_s=300)
+    assert [int(c.trace_id, 16) for c in first] == [1, 2, 3, 10], (
+        "due order across both versions: a retry is due at its retry time")
+    rest = a.claim([VERSION, other], owner="node-a", now=now, limit=10, lease_s=300)
+    assert [int(c.trace_id, 16) for c in rest] == [5, 6], "the retry due later waits"
+    [late] = a.claim([VERSION, other], owner="node-a", now=T0 + timedelta(seconds=100),
+                     limit=10, lease_s=30)
+    assert int(late.trace_id, 16) == 11
+
+
 def test_a_lost_lease_fences_the_old_owners_completion_but_keeps_its_spend(
         coordination: tuple[PgCoordination, PgCoordination], pg_dsn: str) -> None:
     a, b = coordination
@@ -330,6 +357,21 @@ def test_a_node_starting_on_a_current_schema_waits_on_no_running_transaction(
         with psycopg.connect(pg_dsn) as conn:
             conn.execute("SET lock_timeout = '2s'")  # an ALTER TABLE would wait and fail
             ensure(conn)
+
+
+def test_the_open_pairs_index_of_an_earlier_schema_is_replaced(pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        ensure(conn)
+        conn.execute("DROP INDEX tracescore.decisions_due")
+        conn.execute("CREATE INDEX decisions_open ON tracescore.scoring_decisions "
+                     "(scorer_id, scorer_version, next_attempt_at) "
+                     "WHERE decision IN ('pending', 'retrying', 'over_budget')")
+        conn.commit()
+        ensure(conn)
+        found = {row[0] for row in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'tracescore' "
+            "AND tablename = 'scoring_decisions'").fetchall()}
+    assert "decisions_due" in found and "decisions_open" not in found
 
 
 def test_long_values_are_compressed_with_lz4_and_a_current_schema_is_left_alone(

@@ -32,26 +32,37 @@ FROM due
 WHERE d.trace_id = due.trace_id AND d.span_id = due.span_id AND d.scorer_id = due.scorer_id
   AND d.scorer_version = due.scorer_version
 RETURNING d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.decision, d.attempts,
-          d.created_at, d.session_id, d.fence
+          d.created_at, d.session_id, d.fence, coalesce(d.next_attempt_at, d.created_at)
 """
-"""Takes the pairs a claim's ``due`` selected: a lease, a new fence, the claimed rows back."""
+"""Takes the pairs a claim's ``due`` selected: a lease, a new fence, the claimed rows back
+with their due time last (``RETURNING`` keeps no order: a claim sorts them)."""
 
 _CLAIM_SQL = f"""
 WITH due AS (
-    SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version
-    FROM {SCHEMA}.scoring_decisions d
-    JOIN unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
-      ON d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
-    WHERE d.decision IN ('pending', 'retrying', 'over_budget')
-      AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
-      AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
-      AND (d.home IS NULL OR d.home = %(owner)s
-           OR coalesce(d.next_attempt_at, d.created_at) <= %(steal)s)
-    ORDER BY coalesce(d.next_attempt_at, d.created_at), d.created_at
+    SELECT o.trace_id, o.span_id, o.scorer_id, o.scorer_version
+    FROM unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
+    CROSS JOIN LATERAL (
+        SELECT d.trace_id, d.span_id, d.scorer_id, d.scorer_version, d.created_at,
+               coalesce(d.next_attempt_at, d.created_at) AS due_at
+        FROM {SCHEMA}.scoring_decisions d
+        WHERE d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
+          AND d.decision IN ('pending', 'retrying', 'over_budget')
+          AND coalesce(d.next_attempt_at, d.created_at) <= %(now)s
+          AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
+          AND (d.home IS NULL OR d.home = %(owner)s
+               OR coalesce(d.next_attempt_at, d.created_at) <= %(steal)s)
+        ORDER BY coalesce(d.next_attempt_at, d.created_at), d.created_at
+        LIMIT %(limit)s
+        FOR UPDATE OF d SKIP LOCKED
+    ) o
+    ORDER BY o.due_at, o.created_at
     LIMIT %(limit)s
-    FOR UPDATE OF d SKIP LOCKED
 )
 """ + _TAKE
+"""Up to ``limit`` due pairs of the versions, oldest due first: each version's are read in
+``decisions_due`` order and the scan stops at ``limit`` (a claim costs its batch, not the
+open backlog), then the versions' are merged. Due is ``coalesce(next_attempt_at,
+created_at) <= now`` (a pair written by a node whose clock runs ahead waits that far)."""
 
 _CLAIM_PAIRS_SQL = f"""
 WITH due AS (
@@ -235,7 +246,7 @@ class PgCoordination:
                                      "versions": [v[1] for v in versions], "now": now,
                                      "limit": limit, "owner": owner, "lease": lease,
                                      "steal": now - timedelta(seconds=steal_after_s)})
-            rows = cur.fetchall()
+            rows = sorted(cur.fetchall(), key=lambda r: (r[9], r[6]))  # oldest due first
         return [Claim(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0), r[6], r[7], owner,
                       int(r[8]), lease) for r in rows]
 

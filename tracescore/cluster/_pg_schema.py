@@ -88,10 +88,16 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS judge_executions_score ON {s}.judge_executions (score_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_created ON {s}.judge_executions (created_at)",
     "CREATE INDEX IF NOT EXISTS decisions_trace ON {s}.scoring_decisions (trace_id)",
-    "CREATE INDEX IF NOT EXISTS decisions_open ON {s}.scoring_decisions "
-    "(scorer_id, scorer_version, next_attempt_at) "
+    "CREATE INDEX IF NOT EXISTS decisions_due ON {s}.scoring_decisions "
+    "(scorer_id, scorer_version, (coalesce(next_attempt_at, created_at)), created_at) "
     "WHERE decision IN ('pending', 'retrying', 'over_budget')",
 )
+"""The indexes; ``decisions_due`` holds the open pairs of each scorer version in the order a
+claim takes them (due time, then age), so a claim reads its batch, not the whole backlog."""
+
+_RETIRED_INDEXES = ("decisions_open",)
+"""Indexes of earlier schemas a newer one replaced: dropped by ``ensure`` where present (every
+write of the table kept them up to date for no reader)."""
 
 _SCHEMA_LOCK = 0x7472_6163_6573_01
 """``pg_advisory_xact_lock`` key held while a node creates or widens the schema."""
@@ -160,7 +166,8 @@ def create_statements(tables: Iterable[PgTable], *,
                       existing: Mapping[str, set[str]] | None = None,
                       indexes: set[str] | None = None) -> list[str]:
     """``CREATE TABLE IF NOT EXISTS`` and ``ADD COLUMN IF NOT EXISTS`` for each table (a column
-    added later is nullable: rows written before it have no value), then the indexes. Given
+    added later is nullable: rows written before it have no value), then the indexes (and the
+    drop of a retired one still there). Given
     the ``existing`` tables' columns and the ``indexes`` there, only what is missing (an
     ``ALTER TABLE`` takes the table's strongest lock even when the column exists, which would
     stop, or deadlock with, the scoring transactions of the nodes already running)."""
@@ -182,6 +189,8 @@ def create_statements(tables: Iterable[PgTable], *,
                        f"{nullable}")
     out += [index.format(s=SCHEMA) for index in _INDEXES
             if indexes is None or index.split()[5] not in indexes]
+    out += [f"DROP INDEX IF EXISTS {SCHEMA}.{name}" for name in _RETIRED_INDEXES
+            if indexes is not None and name in indexes]
     return out
 
 
