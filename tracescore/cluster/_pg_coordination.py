@@ -125,9 +125,11 @@ SET decision = 'over_budget', last_error = %(reason)s, updated_at = %(now)s
 FROM unnest(%(ids)s::text[], %(versions)s::text[]) AS v(scorer_id, scorer_version)
 WHERE d.scorer_id = v.scorer_id AND d.scorer_version = v.scorer_version
   AND d.decision IN ('pending', 'retrying')
-  AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= %(now)s)
+  AND coalesce(d.next_attempt_at, d.created_at) <= %(now)s
   AND (d.lease_until IS NULL OR d.lease_until < %(now)s)
 """
+"""Marks the due pairs of versions over budget (``decisions_unmarked``: the pairs marked on an
+earlier tick are not read again; due as in a claim)."""
 
 _OPEN_STATS_SQL = f"""
 SELECT count(DISTINCT d.trace_id), min(d.created_at)

@@ -91,9 +91,14 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS decisions_due ON {s}.scoring_decisions "
     "(scorer_id, scorer_version, (coalesce(next_attempt_at, created_at)), created_at) "
     "WHERE decision IN ('pending', 'retrying', 'over_budget')",
+    "CREATE INDEX IF NOT EXISTS decisions_unmarked ON {s}.scoring_decisions "
+    "(scorer_id, scorer_version, (coalesce(next_attempt_at, created_at))) "
+    "WHERE decision IN ('pending', 'retrying')",
 )
 """The indexes; ``decisions_due`` holds the open pairs of each scorer version in the order a
-claim takes them (due time, then age), so a claim reads its batch, not the whole backlog."""
+claim takes them (due time, then age), so a claim reads its batch, not the whole backlog;
+``decisions_unmarked`` the ones not marked ``over_budget``, so marking a spent budget's new
+pairs reads those, not the ones marked before."""
 
 _RETIRED_INDEXES = ("decisions_open",)
 """Indexes of earlier schemas a newer one replaced: dropped by ``ensure`` where present (every

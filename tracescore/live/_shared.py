@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,6 +47,31 @@ T = TypeVar("T")
 
 DEFAULT_LEASE_S = 30.0
 """How long a claim holds a pair unless renewed (``[cluster] lease_seconds``)."""
+
+OPEN_STATS_SHARE = 0.02
+"""At most this share of a node's time goes to reading the cluster's open backlog for the
+gauges (``open_stats`` counts every open pair: its cost grows with the backlog)."""
+
+
+@dataclass(slots=True)
+class CostPaced:
+    """A value read from the shared store, read again only once its last read's cost allows:
+    a read that took ``t`` seconds is kept ``t / share`` seconds (a cheap read every time it
+    is asked for, a dear one less often). Times are ``time.monotonic()`` seconds."""
+
+    share: float
+    key: Any = None
+    value: Any = None
+    kept_until: float = float("-inf")
+
+    def fresh(self, key: Any, now: float) -> bool:
+        """True when the value kept for ``key`` may still be used at ``now``."""
+        return key == self.key and now < self.kept_until
+
+    def keep(self, key: Any, value: Any, *, started: float, ended: float) -> None:
+        """Keep ``value``, read for ``key`` from ``started`` to ``ended``."""
+        self.key, self.value = key, value
+        self.kept_until = ended + (ended - started) / self.share
 
 
 def _item(claim: Any) -> WorkItem:
@@ -96,6 +122,7 @@ class SharedCoordination:
         """A write of the queue is on its way to the coordination thread (or on it)."""
         self._writing: dict[str, asyncio.Future[None]] = {}
         """Execution id → its early write, from ``submit_executions`` until that resolves."""
+        self._open_stats = CostPaced(OPEN_STATS_SHARE)
         self.counts = {"claimed": 0, "released": 0, "renewed": 0, "leases_lost": 0,
                        "taken_over": 0}
         """What this node did with claims since it started (``GET /api/cluster``):
@@ -356,9 +383,17 @@ class SharedCoordination:
 
     async def open_stats(self, versions: Sequence[tuple[str, str]]
                          ) -> tuple[int, datetime | None]:
-        """See ``Coordination.open_stats``."""
+        """See ``Coordination.open_stats``; read again at a pace its cost sets
+        (``OPEN_STATS_SHARE``: the read counts every open pair, so with a large backlog it is
+        made every few seconds instead of every tick on every node)."""
+        key = tuple(versions)
+        started = time.monotonic()
+        if self._open_stats.fresh(key, started):
+            kept: tuple[int, datetime | None] = self._open_stats.value
+            return kept
         found: tuple[int, datetime | None] = await self._call(self.coordination.open_stats,
-                                                              list(versions))
+                                                              list(key))
+        self._open_stats.keep(key, found, started=started, ended=time.monotonic())
         return found
 
     async def leads(self, role: str) -> bool:
@@ -381,4 +416,4 @@ class SharedCoordination:
         self._control_executor.shutdown(wait=True)
 
 
-__all__ = ["DEFAULT_LEASE_S", "SharedCoordination", "pair_id"]
+__all__ = ["DEFAULT_LEASE_S", "OPEN_STATS_SHARE", "CostPaced", "SharedCoordination", "pair_id"]
