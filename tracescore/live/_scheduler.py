@@ -48,6 +48,7 @@ from ._retry import RetryPolicy
 from ._rows import PairKey, SpendTotals, utc_now
 from ._segments import SpendPacer, count_offered, refresh_pacing, sample_rates
 from ._selection import (
+    DecidedHere,
     OpenTrace,
     OpenTraces,
     VersionWindow,
@@ -136,6 +137,11 @@ class LiveScheduler:
         self.control = RunControl()
         self._clock = _clock or utc_now
         self._open = OpenTraces(settle_s=s.settle_seconds, max_wait_s=s.max_wait_seconds)
+        self._decided_here = DecidedHere()
+        """On a shared queue: the traces this node's expansions decided (a scan does not ask
+        the queue about them, ``_undecided``)."""
+        self._first_scan_at: datetime | None = None
+        """When the last full rescan ran (it read the whole lookback window)."""
         self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
@@ -536,7 +542,7 @@ class LiveScheduler:
         rows = await self.read_local(*scan_query(since, windows,
                                                  decided_since=decided_since))
         if self.coordination.shared:  # the node's file holds no decisions: ask the queue
-            rows = await self._undecided(rows, windows)
+            rows = await self._undecided(rows, windows, now)
         if self._scan_mark is None:
             self._open.clear()
         self._open.merge(rows)
@@ -550,15 +556,34 @@ class LiveScheduler:
         stats = getattr(self.store, "stats", None)
         return None if stats is None else int(stats().spans_received)
 
-    async def _undecided(self, rows: list[dict[str, Any]], windows: list[VersionWindow]
-                         ) -> list[dict[str, Any]]:
+    async def _undecided(self, rows: list[dict[str, Any]], windows: list[VersionWindow],
+                         now: datetime) -> list[dict[str, Any]]:
         """The scan rows some version in ``windows`` has not decided (``scan_query``'s test,
-        made against a shared queue)."""
+        made against a shared queue). Outside a full rescan the queue is asked only about
+        traces this node cannot place itself: not those open here (merged again as they are),
+        not those its own expansions decided (left out), not those first seen since the last
+        full rescan (new here: merged; ``classify`` asks the queue before deciding any trace,
+        so one another node decided meanwhile is left alone then)."""
+        versions = frozenset((w.scorer_id, w.scorer_version) for w in windows)
+        full = self._scan_mark is None or self._first_scan_at is None
+        if full:
+            self._first_scan_at = now
+        keep: list[dict[str, Any]] = []
+        ask: list[dict[str, Any]] = []
+        for row in rows:
+            trace_id = row["trace_id"]
+            if self._decided_here.holds(trace_id, versions):
+                continue
+            if not full and (self._open.get(trace_id) is not None
+                             or row["first_received"] >= self._first_scan_at):
+                keep.append(row)
+            else:
+                ask.append(row)
         decided: set[tuple[str, str, str]] = set()
-        ids = [r["trace_id"] for r in rows]
+        ids = [r["trace_id"] for r in ask]
         for start in range(0, len(ids), DECIDED_CHUNK):
             decided |= await self.coordination.decided(ids[start:start + DECIDED_CHUNK])
-        return [r for r in rows if any(
+        return keep + [r for r in ask if any(
             r["first_received"] >= w.horizon
             and (r["trace_id"], w.scorer_id, w.scorer_version) not in decided for w in windows)]
 
@@ -611,6 +636,8 @@ class LiveScheduler:
             if chosen:
                 await self.expand(chosen, enabled, now=now, lake=lake)
                 self._open.drop(t.trace_id for t in chosen)
+                self._decided_here.note((t.trace_id for t in chosen),
+                                        frozenset((r.id, r.version) for r in enabled))
             return len(chosen) >= limit
         if ready:
             await self.expand(ready[:limit], enabled, now=now)

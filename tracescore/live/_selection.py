@@ -257,3 +257,36 @@ class OpenTraces:
     def get(self, trace_id: str) -> OpenTrace | None:
         """The open trace with this id, if any."""
         return self._traces.get(trace_id)
+
+
+Versions = frozenset[tuple[str, str]]
+"""A set of (scorer id, version)."""
+
+
+class DecidedHere:
+    """The traces this node's expansions decided for every version of a set (the most recent
+    ``limit``): on a shared queue a scan's re-read of its margin finds them again each tick,
+    and need not ask the queue about them. A different set of versions forgets them all."""
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self._versions: Versions = frozenset()
+        self._ids: dict[str, None] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def note(self, trace_ids: Iterable[str], versions: Versions) -> None:
+        """``trace_ids`` were decided for every version of ``versions`` (an expansion)."""
+        if versions != self._versions:
+            self._ids.clear()
+            self._versions = versions
+        for trace_id in trace_ids:
+            self._ids.pop(trace_id, None)
+            self._ids[trace_id] = None  # the newest last
+        while len(self._ids) > self.limit:
+            del self._ids[next(iter(self._ids))]
+
+    def holds(self, trace_id: str, versions: Versions) -> bool:
+        """True when this node decided ``trace_id`` for every version of ``versions``."""
+        return versions == self._versions and trace_id in self._ids
