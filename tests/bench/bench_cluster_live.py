@@ -169,16 +169,20 @@ def pg_rows(dsn: str, sql: str, params: list[Any] | None = None) -> list[tuple[A
 
 
 def wait_scored(read: Any, traces: list[str], scorers: int, timeout_s: float) -> bool:
-    """Until every trace has a final decision from each scorer and none is open."""
+    """Until every trace has a final decision from each scorer and none is open. The poll
+    runs in the measured window: it counts the open decisions first (a partial index's read)
+    and the traces' final ones only once none is open."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        [(final, open_)] = read(
-            "SELECT count(DISTINCT (trace_id, scorer_id)) FILTER (WHERE decision NOT IN "
-            "('pending', 'retrying', 'over_budget')), count(*) FILTER (WHERE decision IN "
-            "('pending', 'retrying', 'over_budget')) FROM {decisions} WHERE trace_id = ANY(%s)",
-            [traces])
-        if final >= len(traces) * scorers and open_ == 0:
-            return True
+        [(open_,)] = read("SELECT count(*) FROM {decisions} WHERE decision IN "
+                          "('pending', 'retrying', 'over_budget')", [])
+        if open_ == 0:
+            [(final,)] = read(
+                "SELECT count(DISTINCT (trace_id, scorer_id)) FROM {decisions} "
+                "WHERE trace_id = ANY(%s) AND decision NOT IN "
+                "('pending', 'retrying', 'over_budget')", [traces])
+            if final >= len(traces) * scorers:
+                return True
         time.sleep(1.0)
     return False
 
@@ -190,10 +194,26 @@ def pg_exec(dsn: str, sql: str, params: list[Any] | None = None) -> None:
         conn.execute(sql, params or [])  # type: ignore[arg-type]
 
 
-def pg_reader(dsn: str) -> Any:
-    def read(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        return pg_rows(dsn, sql.format(decisions="tracescore.scoring_decisions"), params)
-    return read
+class PgReader:
+    """Reads of ``{decisions}`` on one connection, opened on first use (a poll that connected
+    for each read would make PostgreSQL start a backend each time, counted in its CPU)."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._conn: Any = None
+
+    def __call__(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        if self._conn is None:
+            self._conn = psycopg.connect(self.dsn, autocommit=True)
+        query = sql.format(decisions="tracescore.scoring_decisions")
+        return self._conn.execute(query, params).fetchall()  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 # -- 1. the fault run ---------------------------------------------------------------------------
@@ -240,7 +260,9 @@ def fault(pg: Any, root: Path, judge: Any, *, rate: float, seconds: float) -> No
             duplicates = router.stats["duplicates"]
             failed = router.stats["failed"]
         traces = load.traces
-        scored = wait_scored(pg_reader(dsn), traces, 6, 300)
+        reader = PgReader(dsn)
+        scored = wait_scored(reader, traces, 6, 300)
+        reader.close()
         time.sleep(7)  # one more flush interval: every acknowledged span is in the lake
         node = nodes["node-1"]
         from server_process import sql
@@ -387,7 +409,7 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
                                               .replace("= ANY(%s)", "IN (SELECT unnest(?))"),
                                               params)]
         else:
-            read = pg_reader(dsn)
+            read = PgReader(dsn)
         scored = wait_scored(read, traces, 6, 300)
         if nodes:
             time.sleep(6)  # the last flush
@@ -405,6 +427,8 @@ def one_run(pg: Any, root: Path, judge: Any, *, nodes: int, rate: float, seconds
                 flushes += stats["flushes"]
                 retries += stats["commit_retries"]
         failed = int(pg.execute(rollbacks)[0][0]) - rolled if nodes else 0
+        if isinstance(read, PgReader):
+            read.close()
         if statements and nodes:
             print_statements(dsn, label)
         elapsed = time.monotonic() - began
