@@ -394,4 +394,3 @@ def test_long_values_are_compressed_with_lz4_and_a_current_schema_is_left_alone(
             ("scoring_decisions", "last_error")} <= set(by_column)
     assert ("scores", "score") not in by_column, "fixed-width columns are not compressed"
     assert compression_statements(found) == []
-

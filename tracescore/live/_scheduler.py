@@ -140,8 +140,8 @@ class LiveScheduler:
         self._decided_here = DecidedHere()
         """On a shared queue: the traces this node's expansions decided (a scan does not ask
         the queue about them, ``_undecided``)."""
-        self._first_scan_at: datetime | None = None
-        """When the last full rescan ran (it read the whole lookback window)."""
+        self._full_scan_at: datetime | None = None
+        """When the last full rescan ran (it read the whole lookback window; ``_undecided``)."""
         self._sessions = SessionSelector()
         self._horizons: dict[tuple[str, str], datetime] = {}
         self._scan_mark: datetime | None = None
@@ -565,9 +565,9 @@ class LiveScheduler:
         full rescan (new here: merged; ``classify`` asks the queue before deciding any trace,
         so one another node decided meanwhile is left alone then)."""
         versions = frozenset((w.scorer_id, w.scorer_version) for w in windows)
-        full = self._scan_mark is None or self._first_scan_at is None
+        full = self._scan_mark is None
         if full:
-            self._first_scan_at = now
+            self._full_scan_at = now
         keep: list[dict[str, Any]] = []
         ask: list[dict[str, Any]] = []
         for row in rows:
@@ -575,7 +575,7 @@ class LiveScheduler:
             if self._decided_here.holds(trace_id, versions):
                 continue
             if not full and (self._open.get(trace_id) is not None
-                             or row["first_received"] >= self._first_scan_at):
+                             or row["first_received"] >= self._full_scan_at):
                 keep.append(row)
             else:
                 ask.append(row)
