@@ -359,19 +359,25 @@ def test_a_node_starting_on_a_current_schema_waits_on_no_running_transaction(
             ensure(conn)
 
 
-def test_the_open_pairs_index_of_an_earlier_schema_is_replaced(pg_dsn: str) -> None:
+def test_the_decision_indexes_of_an_earlier_schema_are_replaced(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn) as conn:
         ensure(conn)
         conn.execute("DROP INDEX tracescore.decisions_due")
         conn.execute("CREATE INDEX decisions_open ON tracescore.scoring_decisions "
                      "(scorer_id, scorer_version, next_attempt_at) "
                      "WHERE decision IN ('pending', 'retrying', 'over_budget')")
+        conn.execute("CREATE INDEX decisions_trace ON tracescore.scoring_decisions (trace_id)")
         conn.commit()
         ensure(conn)
         found = {row[0] for row in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE schemaname = 'tracescore' "
             "AND tablename = 'scoring_decisions'").fetchall()}
-    assert "decisions_due" in found and "decisions_open" not in found
+        plan = "\n".join(row[0] for row in conn.execute(
+            "EXPLAIN SELECT DISTINCT trace_id, scorer_id, scorer_version "
+            "FROM tracescore.scoring_decisions WHERE trace_id = ANY(%s)",
+            [["a" * 32, "b" * 32]]).fetchall())
+    assert found == {"scoring_decisions_pkey", "decisions_due", "decisions_unmarked"}
+    assert "scoring_decisions_pkey" in plan, "a trace's decisions are read by the key's index"
 
 
 def test_long_values_are_compressed_with_lz4_and_a_current_schema_is_left_alone(

@@ -87,7 +87,6 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS scores_trace ON {s}.scores (trace_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_score ON {s}.judge_executions (score_id)",
     "CREATE INDEX IF NOT EXISTS judge_executions_created ON {s}.judge_executions (created_at)",
-    "CREATE INDEX IF NOT EXISTS decisions_trace ON {s}.scoring_decisions (trace_id)",
     "CREATE INDEX IF NOT EXISTS decisions_due ON {s}.scoring_decisions "
     "(scorer_id, scorer_version, (coalesce(next_attempt_at, created_at)), created_at) "
     "WHERE decision IN ('pending', 'retrying', 'over_budget')",
@@ -100,9 +99,12 @@ claim takes them (due time, then age), so a claim reads its batch, not the whole
 ``decisions_unmarked`` the ones not marked ``over_budget``, so marking a spent budget's new
 pairs reads those, not the ones marked before."""
 
-_RETIRED_INDEXES = ("decisions_open",)
-"""Indexes of earlier schemas a newer one replaced: dropped by ``ensure`` where present (every
-write of the table kept them up to date for no reader)."""
+_RETIRED_INDEXES = ("decisions_open", "decisions_trace")
+"""Indexes of earlier schemas, dropped by ``ensure`` where present (every write of the table kept
+them up to date for no reader): ``decisions_open``, replaced by ``decisions_due``;
+``decisions_trace`` on ``(trace_id)``, which the primary key ``(trace_id, span_id, scorer_id,
+scorer_version)`` serves as well (its leading column), so a decision's insert and a
+completion's update each wrote one index entry more than they needed."""
 
 _SCHEMA_LOCK = 0x7472_6163_6573_01
 """``pg_advisory_xact_lock`` key held while a node creates or widens the schema."""
