@@ -54,9 +54,10 @@ test-cluster: $(CLUSTER_STAMP)
 	TRACESCORE_CLUSTER_SUITE=1 $(CLUSTER_VENV)/bin/python -m pytest -q tests/cluster $(PYTEST_ARGS)
 
 ## bench-cluster: cluster mode's figures: storage (flush CPU, catalog retries, bounded lookup),
-## PostgreSQL's scoring statements with long values (lz4 against pglz), claims as the backlog grows,
-## then real nodes (a fault run, scaling in CPU, a large lake); BENCH_ARGS=--full for the
-## issue's run (5 minutes of faults, 60 s per scaling step, 10 M lake rows)
+## PostgreSQL's scoring statements (lz4 against pglz, the indexes against a retired one), claims
+## as the backlog grows, then real nodes (a fault run, scaling in CPU, a large lake);
+## BENCH_ARGS=--full for the issue's run (5 minutes of faults, 60 s per scaling step, 10 M lake
+## rows)
 bench-cluster: $(CLUSTER_STAMP)
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_cluster.py
 	$(CLUSTER_VENV)/bin/python tests/bench/bench_pg_writes.py
