@@ -7,8 +7,9 @@ PostgreSQL (``tracescore.testing.PostgresServer``) and puts the lake in a temp d
 
 1. Flush CPU per row: spans (~1 KB each, attributes as real agents send them) committed
    through a node's writer (the single-node ingest commit, the baseline of the same run), then
-   flushed to the lake in one flush and in flushes of one 5-second window each; process CPU
-   (DuckDB's threads included) per row.
+   flushed to the lake in one flush and in flushes of one 5-second window each, then 40 flushes
+   of 200 spans (a quiet node, where a flush's fixed cost is most of it); process CPU (DuckDB's
+   threads included) per row and per flush.
 2. Catalog retries: ``--writers`` processes, each a node writing 2,000 spans and flushing every
    1-5 s for ``--seconds``; failed DuckLake commits seen by PostgreSQL (its transaction
    rollbacks on the catalog database; DuckLake retries the catalog part of a commit itself) and
@@ -96,11 +97,20 @@ def flush_cpu(pg: Any, root: Path, rows: int) -> None:
             cluster.flusher.flush()
             total += time.process_time() - began
             flushes += 1
+        quiet, small = 40, 200  # a node that receives 40 spans/s, flushing every 5 s
+        small_total = 0.0
+        for i in range(quiet):
+            store.write_spans_sync(spans(2 * rows + i * small, small))
+            began = time.process_time()
+            cluster.flusher.flush()
+            small_total += time.process_time() - began
         print(f"flush CPU: {rows} spans (~1 KB); local ingest commits {ingest / rows * 1e6:.1f} "
               f"µs/span (baseline)")
         print(f"  one flush of {rows}: {one / rows * 1e6:.1f} µs/span ({one * 1000:.0f} ms)")
         print(f"  {flushes} flushes of {window}: {total / rows * 1e6:.1f} µs/span, "
               f"{total / flushes * 1000:.0f} ms CPU per flush (fixed costs included)")
+        print(f"  {quiet} flushes of {small} (a quiet node): {small_total / quiet * 1000:.1f} ms "
+              "CPU per flush")
     finally:
         cluster.stop(flush=False)
         store.close()

@@ -16,7 +16,7 @@ import orjson
 import psycopg
 import pytest
 
-from tracescore.cluster import ClusterNode, ClusterSettings, ClusterUnavailable
+from tracescore.cluster import ClusterNode, ClusterSettings, ClusterUnavailable, FlushFailed
 from tracescore.store import CheckpointPolicy, Store
 
 from .spans import BASE_NS, span_rows, trace_id
@@ -172,6 +172,43 @@ def test_kill_9_between_the_lake_commit_and_the_local_note_applies_the_flush_onc
         assert traces == (11, 33), "the traces upsert the crash cut off was redone at start"
         assert flushed == (2,)
         assert reader.query("SELECT count(*) FROM spans").rows == [[33]]
+    finally:
+        node.stop(flush=False)
+        store.close()
+
+
+def test_a_lake_commit_that_landed_but_raised_is_read_back_not_copied_again(
+        pg_dsn: str, tmp_path: Path) -> None:
+    reported: list[int] = []
+
+    def error_after_commit(mark: Any) -> None:  # as a connection lost after COMMIT would
+        if not reported:
+            reported.append(mark.flush_no)
+            raise OSError("connection to the catalog lost after COMMIT")
+
+    settings = ClusterSettings(node_id="node-1", postgres=pg_dsn, data_path=str(tmp_path / "lake"),
+                               flush_interval_seconds=3600)
+    node = ClusterNode(settings, _after_lake_commit=error_after_commit)
+    store = Store(tmp_path / "node-1.duckdb", on_connect=node.on_connect).open()
+    try:
+        node.start(store)
+        store.write_spans_sync(span_rows(1))
+        with pytest.raises(FlushFailed):
+            node.flusher.flush()
+        assert reported == [1] and node.flusher.mark.flush_no == 0, (
+            "the commit landed, but the node never saw it return")
+        again = node.flusher.flush()
+        assert again is not None and again.mark.flush_no == 1 and again.spans == 0, (
+            "the next flush found flush 1 in the lake and took its marks, copying nothing")
+        store.write_spans_sync(span_rows(2))
+        after = node.flusher.flush()
+        assert after is not None and after.mark.flush_no == 2 and after.spans == 3
+        assert lake_count(store, "SELECT count(*), count(DISTINCT span_id) FROM lake.spans") == [
+            (6, 6)]
+        assert lake_count(store, "SELECT flush_no, count(*) FROM lake.flushes "
+                                 "GROUP BY flush_no ORDER BY flush_no") == [(1, 1), (2, 1)]
+        noted = store.read("SELECT flush_no FROM cluster_flushes ORDER BY flush_no")
+        assert [r["flush_no"] for r in noted] == [1, 2]
     finally:
         node.stop(flush=False)
         store.close()

@@ -134,7 +134,8 @@ class Flusher:
     """Copies a node's new rows to the lake and its traces to PostgreSQL (see the module
     docstring). ``store`` is the node's open ``Store`` with the lake attached (``ClusterNode``);
     ``pg`` opens a psycopg connection. Private ``_after_lake_commit`` runs right after each
-    lake commit (tests crash the process there)."""
+    lake commit, inside the attempt (tests crash the process there, or raise as a commit that
+    landed but reported an error would)."""
 
     def __init__(self, store: Any, settings: ClusterSettings, pg: Callable[[], Any], *,
                  local: str, _clock: Callable[[], datetime] = _now,
@@ -159,6 +160,10 @@ class Flusher:
         self.upserted = FlushMark()
         """The last flush whose traces are in PostgreSQL's ``traces`` too (its ``nodes`` then
         lists this node for every trace it flushed): live scoring's placement waits for it."""
+        self._mark_known = False
+        """True while ``mark`` is what the lake records: read at start (``recover``), or set by
+        a lake commit this node saw return. An attempt that raised may have committed all the
+        same, so the next one reads the lake's record again (``lake_mark``)."""
 
     # -- the note in the lake -------------------------------------------------------------
 
@@ -178,6 +183,7 @@ class Flusher:
             cur = self.store.cursor()
             try:
                 self.mark = self.lake_mark(cur)
+                self._mark_known = True
                 noted = cur.execute(
                     f'SELECT coalesce(max(flush_no), 0) FROM "{self._local}".main.cluster_flushes '
                     "WHERE node_id = ?", [self.node_id]).fetchone()[0]
@@ -270,7 +276,10 @@ class Flusher:
             attempts += 1
             if attempts > 1:
                 self.stats.commit_retries += 1
-            return self._lake_transaction()
+            known, self._mark_known = self._mark_known, False  # until this attempt returns
+            done = self._lake_transaction(read_mark=not known)
+            self._mark_known = True
+            return done
 
         done = with_catalog_retry(attempt)
         if done is None:
@@ -279,8 +288,6 @@ class Flusher:
         mark, window = done
         previous = self.mark
         self.mark = mark
-        if self._after_lake_commit is not None:
-            self._after_lake_commit(mark)
         self._note([{"node_id": self.node_id, "flush_no": mark.flush_no,
                      "span_mark": mark.span_mark, "calls_mark": mark.calls_mark,
                      **window.counts, "flushed_at": self._clock()}])
@@ -310,12 +317,16 @@ class Flusher:
         self.upserted = mark
         return True
 
-    def _lake_transaction(self) -> tuple[FlushMark, _Window] | None:
-        """One attempt: the new marks, the copies and the tag in one lake transaction."""
+    def _lake_transaction(self, *, read_mark: bool) -> tuple[FlushMark, _Window] | None:
+        """One attempt: the new marks, the copies and the tag in one lake transaction.
+        ``read_mark``: read the node's last flush from the lake first (at start, and after an
+        attempt that raised: it may have committed); else the node's own ``mark`` is the
+        lake's (reading it costs a fifth of a small flush)."""
         local = f'"{self._local}".main'
         out: tuple[FlushMark, _Window] | None = None
+        landed = False
         with transaction(self.store) as cur:
-            committed = self.lake_mark(cur)
+            committed = self.lake_mark(cur) if read_mark else self.mark
             if committed.flush_no != self.mark.flush_no:
                 # An attempt whose commit seemed to fail had committed: do not copy it again;
                 # its note and traces upsert follow as for any flush.
@@ -349,6 +360,9 @@ class Flusher:
                          f"flush {flush_no} of node {self.node_id}", tag])
             cur.execute(f"SET ducklake_retry_wait_ms = {random.randint(10, 60)}")
             out = mark, window
+            landed = True
+        if landed and self._after_lake_commit is not None:
+            self._after_lake_commit(mark)
         return out
 
     def _rows_past_mark(self) -> bool:
