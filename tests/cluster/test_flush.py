@@ -30,6 +30,18 @@ def lake_count(store: Any, sql: str, params: list[Any] | None = None) -> Any:
         cur.close()
 
 
+def assert_each_flush_once(store: Any, *, spans: int, flushes: int) -> None:
+    """The lake holds ``spans`` spans, each once, and flushes 1 to ``flushes`` of node-1, each
+    once; the node noted each of them in its file."""
+    assert lake_count(store, "SELECT count(*), count(DISTINCT span_id) FROM lake.spans") == [
+        (spans, spans)]
+    assert lake_count(store, "SELECT flush_no, count(*) FROM lake.flushes "
+                             "GROUP BY flush_no ORDER BY flush_no") == [
+        (n, 1) for n in range(1, flushes + 1)]
+    noted = store.read("SELECT flush_no FROM cluster_flushes ORDER BY flush_no")
+    assert [r["flush_no"] for r in noted] == list(range(1, flushes + 1))
+
+
 def test_a_flush_copies_what_arrived_since_the_mark_once_with_its_tag(make_node: Any) -> None:
     node, store, reader = make_node("node-1")
     for trace in range(1, 21):
@@ -159,12 +171,7 @@ def test_kill_9_between_the_lake_commit_and_the_local_note_applies_the_flush_onc
         assert node.flusher.flush() is None, "the 30 spans were flushed before the crash"
         store.write_spans_sync(span_rows(11))
         assert node.flusher.flush() is not None
-        assert lake_count(store, "SELECT count(*), count(DISTINCT span_id) FROM lake.spans") == [
-            (33, 33)]
-        assert lake_count(store, "SELECT flush_no, count(*) FROM lake.flushes "
-                                 "GROUP BY flush_no ORDER BY flush_no") == [(1, 1), (2, 1)]
-        noted = store.read("SELECT flush_no FROM cluster_flushes ORDER BY flush_no")
-        assert [r["flush_no"] for r in noted] == [1, 2]
+        assert_each_flush_once(store, spans=33, flushes=2)
         with psycopg.connect(pg_dsn) as conn:
             traces = conn.execute("SELECT count(*), sum(span_count) FROM tracescore.traces"
                                   ).fetchone()
@@ -203,12 +210,7 @@ def test_a_lake_commit_that_landed_but_raised_is_read_back_not_copied_again(
         store.write_spans_sync(span_rows(2))
         after = node.flusher.flush()
         assert after is not None and after.mark.flush_no == 2 and after.spans == 3
-        assert lake_count(store, "SELECT count(*), count(DISTINCT span_id) FROM lake.spans") == [
-            (6, 6)]
-        assert lake_count(store, "SELECT flush_no, count(*) FROM lake.flushes "
-                                 "GROUP BY flush_no ORDER BY flush_no") == [(1, 1), (2, 1)]
-        noted = store.read("SELECT flush_no FROM cluster_flushes ORDER BY flush_no")
-        assert [r["flush_no"] for r in noted] == [1, 2]
+        assert_each_flush_once(store, spans=6, flushes=2)
     finally:
         node.stop(flush=False)
         store.close()
