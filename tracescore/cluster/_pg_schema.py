@@ -15,8 +15,8 @@ adds missing columns; nothing is dropped). On top of the local columns:
 
 Long values (scorer inputs, judge prompts, JSON results) are compressed with lz4 where the
 server has it (``compression_statements``): with PostgreSQL's default, pglz, a judge pair's
-completion took ~1.2-1.3x the time and a batch of decisions with code scores ~1.4-1.5x
-(``tests/bench/bench_pg_writes.py``).
+completion took ~1.6x the time and a batch of decisions with code scores ~1.7x, on analyzed
+tables (``tests/bench/bench_pg_writes.py``).
 """
 
 from __future__ import annotations
