@@ -1,5 +1,6 @@
 """The lake's maintenance: one node at a time (advisory lock), small files merged, rows past
-``retention_days`` deleted, every row still read once afterwards."""
+``retention_days`` deleted with their flushes' notes (each node's last two kept), every row still
+read once afterwards."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def test_maintenance_runs_on_one_node_at_a_time_and_keeps_every_row(
         cur.execute("INSERT INTO lake.spans (trace_id, span_id, project, received_at, node_id) "
                     "SELECT 'old' || range, 's' || range, 'p', ?, 'node-1' FROM range(5)",
                     [old])
+        # node-1's flushes 1-7 noted ten days ago, and a node gone since with three old flushes
+        cur.execute("UPDATE lake.flushes SET flushed_at = ? WHERE node_id = 'node-1' "
+                    "AND flush_no <= 7", [old])
+        cur.execute("INSERT INTO lake.flushes (node_id, flush_no, span_mark, calls_mark, spans, "
+                    "logs, model_calls, traces, flushed_at) SELECT 'node-gone', range, ?, ?, 1, "
+                    "0, 0, 1, ? FROM range(1, 4)", [old, old, old])
     finally:
         cur.close()
     files_before = lake(store1, "SELECT count(*) FROM ducklake_list_files('lake', 'spans')")[0][0]
@@ -45,11 +52,17 @@ def test_maintenance_runs_on_one_node_at_a_time_and_keeps_every_row(
     result = node2.maintenance.run(store2)
     assert result is not None and node2.maintenance.runs == 1
     assert result.steps["spans_deleted"] == 5
+    assert result.steps["flushes_deleted"] == 6 + 1, result.steps
+    assert lake(store1, "SELECT node_id, list(flush_no ORDER BY flush_no) FROM lake.flushes "
+                        "GROUP BY node_id ORDER BY node_id") == [
+        ("node-1", [7, 8]), ("node-gone", [2, 3])], "each node's last two flushes stay"
+    assert node1.flusher.recover().flush_no == 8, "a restart still finds node-1's last flush"
     files_after = lake(store1, "SELECT count(*) FROM ducklake_list_files('lake', 'spans')")[0][0]
     assert files_after < files_before, (files_before, files_after)
     for reader in (reader1, reader2):
         assert reader.query("SELECT count(*), count(DISTINCT span_id) FROM spans").rows == [
             [320, 320]]
     store1.write_spans_sync(span_rows(99))
-    assert node1.flusher.flush() is not None, "flushes go on after maintenance"
+    flushed = node1.flusher.flush()
+    assert flushed is not None and flushed.mark.flush_no == 9, "flushes go on after maintenance"
     assert reader2.query("SELECT count(*) FROM spans").rows == [[323]]

@@ -2,11 +2,13 @@
 
 Every ``maintenance_interval_seconds`` each node tries ``pg_try_advisory_lock``; the one that
 gets it, in order: moves rows DuckLake inlined into its catalog (small flushes) to Parquet
-files, merges small adjacent files, deletes rows older than ``retention_days`` days of arrival,
-expires snapshots older than ``snapshot_retention_seconds``, and removes the files no snapshot
-needs any more and files of transactions that never committed (an hour old at least, so a
-flush under way keeps its files). Each step is its own lake transaction, retried like a flush.
-Writers keep writing meanwhile: maintenance takes no lock they wait on.
+files, merges small adjacent files, deletes rows older than ``retention_days`` days of arrival
+(and the ``flushes`` notes of those days, but each node's last two: a restarted node reads its
+last flush and the one before it back), expires snapshots older than
+``snapshot_retention_seconds``, and removes the files no snapshot needs any more and files of
+transactions that never committed (an hour old at least, so a flush under way keeps its files).
+Each step is its own lake transaction, retried like a flush. Writers keep writing meanwhile:
+maintenance takes no lock they wait on.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 LOCK_KEY = 0x7472_6163_6573_02
 """``pg_try_advisory_lock`` key of the lake's maintenance."""
 ORPHAN_GRACE = "INTERVAL 1 HOUR"
+KEPT_FLUSHES = 2
+"""Each node's last flushes kept in the lake's ``flushes`` past ``retention_days``: ``recover``
+reads the last one (the node's mark) and the one before it (where its ``traces`` upsert
+starts)."""
 
 
 @dataclass(slots=True)
@@ -90,6 +96,7 @@ class Maintenance:
             for table in ("spans", "logs", "model_calls"):
                 steps.append((f"{table}_deleted",
                               f"DELETE FROM {LAKE}.{table} WHERE received_at < ?", [cut]))
+            steps.append(("flushes_deleted", _FLUSHES_DELETE, [cut, KEPT_FLUSHES]))
         keep_s = int(self.settings.snapshot_retention_seconds)
         steps += [
             ("snapshots_expired",
@@ -108,10 +115,20 @@ class Maintenance:
         return result
 
 
+_FLUSHES_DELETE = (
+    f"DELETE FROM {LAKE}.flushes WHERE flushed_at < ? AND (node_id, flush_no) NOT IN ("
+    f"SELECT node_id, flush_no FROM {LAKE}.flushes "
+    "QUALIFY row_number() OVER (PARTITION BY node_id ORDER BY flush_no DESC) <= ?)"
+)
+"""The notes of flushes older than the retention cut (their rows are gone with them), each
+node's last ``KEPT_FLUSHES`` excepted: without it the table grows by a row per flush per node
+for ever, and every node's mark and recovery read scan it."""
+
+
 def _one(store: Any, sql: str, params: list[Any]) -> int:
     with transaction(store) as cur:
         row = cur.execute(sql, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
-__all__ = ["LOCK_KEY", "Maintenance", "MaintenanceResult"]
+__all__ = ["KEPT_FLUSHES", "LOCK_KEY", "Maintenance", "MaintenanceResult"]
