@@ -242,6 +242,52 @@ def test_an_unknown_schema_is_read_by_the_shape_of_its_keys() -> None:
     assert run.request_context == {"conversation_id": "conv-7", "user_id": "u-1"}
 
 
+def test_a_schema_writing_every_value_as_json_is_read_by_shape_too() -> None:
+    """Class 7, as MLflow's tracing SDK exports: kind words joined in one value (``CHAT_MODEL``),
+    input and output under keys whose last word says so (``…spanInputs``), every value JSON text
+    (strings too), an OpenAI response record as the output (its finish reason read from it),
+    token counts in a JSON record; a type value naming something that is no kind
+    (``FunctionExecutor``) leaves the span's kind alone."""
+    agent, llm, tool, other = span_id(), span_id(), span_id(), span_id()
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": Q}]
+    response = {"choices": [{"finish_reason": "stop",
+                             "message": {"role": "assistant", "content": A}}]}
+    rows = [
+        row("weather_agent", span_id=agent, start_ms=0, end_ms=20,
+            attributes={"acme.spanType": json.dumps("AGENT"),
+                        "acme.spanInputs": json.dumps({"question": Q}),
+                        "acme.spanOutputs": json.dumps(A)}),
+        row("Completions", span_id=llm, parent=agent, start_ms=1, end_ms=2,
+            attributes={"acme.spanType": json.dumps("CHAT_MODEL"),
+                        "acme.llm.model": json.dumps("m-1"),
+                        "acme.spanInputs": json.dumps({"model": "m-1", "messages": messages}),
+                        "acme.spanOutputs": json.dumps(response),
+                        "acme.chat.tokenUsage": json.dumps({"input_tokens": 12,
+                                                            "output_tokens": 4})}),
+        row("lookup", span_id=tool, parent=agent, start_ms=3, end_ms=4,
+            attributes={"acme.spanType": json.dumps("TOOL"),
+                        "acme.spanInputs": json.dumps({"city": "Oslo"}),
+                        "acme.spanOutputs": json.dumps(TOOL_RESULT)}),
+        row("executor.process", span_id=other, parent=agent, start_ms=5, end_ms=6,
+            attributes={"executor.type": "FunctionExecutor"}),
+    ]
+    trace = Trace.from_rows(rows)
+    assert _kinds(trace) == {"weather_agent": "agent_run", "Completions": "model_generation",
+                             "lookup": "tool_call", "executor.process": "generic"}
+    run = trace_to_agent_run(trace)
+    assert run.span_id == agent
+    assert [m.content for m in run.input.input_messages] == [Q]
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert [m.content for m in run.output] == [A], "the declared answer, without JSON quotes"
+    [model] = [s for s in extract_trajectory_from_trace(trace).steps
+               if s.step_type == "model_generation"]
+    assert (model.model_id, model.prompt_tokens, model.completion_tokens,
+            model.finish_reason) == ("m-1", 12, 4, "stop")
+    [tool_step] = [s for s in extract_trajectory_from_trace(trace).steps
+                   if s.step_type == "tool_call"]
+    assert (tool_step.tool_args, tool_step.tool_result) == ({"city": "Oslo"}, TOOL_RESULT)
+
+
 def test_session_and_user_ids_are_read_by_key_pattern() -> None:
     """Class 8: ids under keys of any framework's naming."""
     assert session_id_of({"ai.settings.context.sessionId": "s1"}) == "s1"

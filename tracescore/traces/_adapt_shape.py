@@ -7,13 +7,17 @@ the prefix and separator: ``.``, ``:``, ``/``, ``_``) and values, so a span of a
 still becomes a model call, a tool call or a run with its content:
 
 - **Steps**: a ``…node_id``/``…step_id`` attribute makes the span a workflow step of that id.
-- **Kind**: a ``type``/``kind``/``subtype`` attribute whose value is a kind word (``agent``,
-  ``llm``/``model``/``chat``/``generation``, ``tool``/``function``, ``workflow``/``flow``,
-  ``step``/``flowstep``/``node``, ``memory``, ``retriever``/``retrieval``, ``embedding``/
-  ``embedder``); when several disagree, a unit of work (a model call, a tool, a step) wins over
-  a run (a span of an agent's tool is a tool). Without one: a message list with a model name or
-  token counts is a model call; a tool name is a tool call.
-- **Content**: ``input``/``output`` (also ``…:input``, ``…_input``); a message list under any
+- **Kind**: a ``type``/``kind``/``subtype``/``spanType`` attribute whose value is a kind word
+  (``agent``, ``llm``/``model``/``chat``/``generation``, ``tool``/``function``, ``workflow``/
+  ``flow``, ``step``/``flowstep``/``node``, ``memory``, ``retriever``/``retrieval``,
+  ``embedding``/``embedder``), or words that each are one and name one kind (``CHAT_MODEL``,
+  not ``FunctionExecutor``); when several disagree, a unit of work (a model call, a tool, a
+  step) wins over a run (a span of an agent's tool is a tool). Without one: a message list with
+  a model name or token counts is a model call; a tool name is a tool call.
+- **Values written as JSON**: an attribute whose whole value is the JSON text of a string
+  (``"\"AGENT\""``: an exporter that JSON-encodes every value) is read as that string.
+- **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs``
+  (``input``, ``…:input``, ``…_input``, ``…spanInputs``); a message list under any
   key (``…messages``, ``…prompt``) as the model's input; an output record's ``message``/
   ``messages``/``choices`` as its answer; a tool's ``…arguments``/``…args``/``…parameters``
   and ``…result`` when it has no input/output.
@@ -24,9 +28,9 @@ still becomes a model call, a tool call or a run with its content:
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's ``…name``; else the span name, without a ``kind:``
   prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
-  system prompt; ``…finish_reason``. On a span of no kind, an ``…agent.name``/``…agent_name``
-  is kept as the name of the agent run stage 2 may find it to be (a plain span the app wrote
-  around its own loop).
+  system prompt; ``…finish_reason``, else the first ``choices`` entry's of the output. On a
+  span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the agent run
+  stage 2 may find it to be (a plain span the app wrote around its own loop).
 - **Ids**: ``…session.id``/``…conversation.id`` and ``…user.id``, when one token (a sentence
   there is a placeholder: Logfire's ``[Scrubbed due to 'session']``).
 """
@@ -36,6 +40,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from ._messages import parse_message, parse_messages
 from ._span import Span
@@ -72,9 +78,43 @@ _USAGE = (
 )
 
 
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
 def last_segment(key: str) -> str:
     """The last segment of a key, lower case (``genkit:metadata:subtype`` → ``subtype``)."""
     return _SPLIT.split(key)[-1].lower()
+
+
+def words(text: str) -> list[str]:
+    """The words of a key or value, lower case (``spanInputs`` → ``span``, ``inputs``;
+    ``CHAT_MODEL`` → ``chat``, ``model``)."""
+    return [w.lower() for w in _WORDS.findall(text)]
+
+
+def decoded(value: Any) -> Any:
+    """``value`` parsed when it is JSON text (an object, an array, or a string written as JSON:
+    ``"\"gpt-4o-mini\""`` → ``gpt-4o-mini``); anything else as it is."""
+    if isinstance(value, str) and len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        try:
+            inner = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+        return inner if isinstance(inner, str) else value
+    return parse_json(value)
+
+
+def io_value(attrs: dict[str, Any], which: str) -> Any:
+    """The first attribute whose key's last word is ``which`` (``input``/``output``) or its
+    plural, whatever the prefix (``input``, ``lmnr.span.input``, ``mlflow.spanInputs``); a
+    number or a flag there is a count or a switch, not the content."""
+    for key, value in attrs.items():
+        if value is None or value == "" or isinstance(value, (bool, int, float)):
+            continue
+        tail = words(_SPLIT.split(key)[-1])
+        if tail and tail[-1] in (which, which + "s"):
+            return value
+    return None
 
 
 def _ends(key: str, *suffixes: str) -> bool:
@@ -90,6 +130,9 @@ def kind_of(attrs: dict[str, Any]) -> str | None:
         if not isinstance(value, str) or last_segment(key) not in _KIND_KEYS:
             continue
         kind = KIND_WORDS.get(re.sub(r"[^a-z]", "", value.lower()))
+        if kind is None:  # several words, each a kind word naming one kind (``CHAT_MODEL``)
+            named = {KIND_WORDS.get(w) for w in words(value)}
+            kind = named.pop() if len(named) == 1 else None
         if kind is not None:
             found.append(kind)
     if not found:
@@ -105,8 +148,10 @@ def _values(attrs: dict[str, Any], *suffixes: str) -> Iterator[tuple[str, Any]]:
 
 
 def first(attrs: dict[str, Any], *suffixes: str) -> Any:
-    """The first attribute value whose key ends with one of ``suffixes``."""
-    return next((v for _, v in _values(attrs, *suffixes)), None)
+    """The first attribute value whose key ends with one of ``suffixes`` (a string written as
+    JSON read as the string)."""
+    found = next((v for _, v in _values(attrs, *suffixes)), None)
+    return decoded(found) if isinstance(found, str) and found[:1] == '"' else found
 
 
 def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None:
@@ -202,13 +247,13 @@ def adapt(span: Span, step: Step) -> None:
     """Fill ``step`` from what the span's keys and values are shaped like."""
     attrs = span.attributes
     if step._input is None:
-        raw = first(attrs, "input")
+        raw = io_value(attrs, "input")
         if raw is not None:
-            step.input = Lazy(parse_json, raw)
+            step.input = Lazy(decoded, raw)
     if step._output is None:
-        raw = first(attrs, "output")
+        raw = io_value(attrs, "output")
         if raw is not None:
-            step.output = Lazy(parse_json, raw)
+            step.output = Lazy(decoded, raw)
     kind = kind_of(attrs)
     step_id = first(attrs, "node_id", "node.id", "step_id", "step.id", "nodeid", "stepid")
     if kind is None and step_id is not None and not isinstance(step_id, (dict, list)):
@@ -265,6 +310,8 @@ def fill(
         if step.usage is None and step._output is not None:
             step.usage = usage_of({}, step.output)
         finish = first(attrs, "finish_reason", "finishreason")
+        if finish is None and step._output is not None:
+            finish = _choice_finish(step.output)
         if finish is not None:
             step.finish_reason = str(finish)
     elif kind == "tool_call":
@@ -292,7 +339,7 @@ def fill(
         if isinstance(instructions, str) and instructions:
             step.system = [instructions]
         if step._output is not None:
-            step.output_messages = Lazy(answer_messages, step._output)
+            step.output_messages = Lazy(_model_outputs, step)
     elif kind == "workflow_run":
         step.name = str(first(attrs, "workflow.name") or name)
         step.workflow_id = step.name
@@ -301,6 +348,14 @@ def fill(
         step.step_id = step.name
     else:
         step.name = name
+
+
+def _choice_finish(output: Any) -> Any:
+    """The first choice's ``finish_reason`` of an output record shaped as an OpenAI response."""
+    choices = output.get("choices") if isinstance(output, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason") or None
+    return None
 
 
 def _model_inputs(source: Any, step: Step) -> list[Msg] | None:
@@ -320,11 +375,14 @@ __all__ = [
     "adapt",
     "answer_messages",
     "claims",
+    "decoded",
     "fill",
     "first",
+    "io_value",
     "kind_of",
     "last_segment",
     "message_list",
     "plain_name",
     "usage_of",
+    "words",
 ]
