@@ -100,8 +100,10 @@ def adapt(span: Span, step: Step) -> None:
         step.tool_result = _tool_output(step.output, step)
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
-        # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"
-        step.name = str(name) if name else method_owner(span.name)
+        # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"; a name a
+        # lower convention read from the span (``gen_ai.agent.name`` beside OpenInference's
+        # attributes) wins over one guessed from the span name
+        step.name = str(name) if name else step.agent_id or method_owner(span.name)
         step.agent_id = step.name  # its input is read by content (``_conversation``)
     elif step.kind == "embedding":
         model = attrs.get("embedding.model_name")
