@@ -296,6 +296,11 @@ def test_session_and_user_ids_are_read_by_key_pattern() -> None:
     assert session_id_of({"metadata": json.dumps({"thread_id": "t2"})}) == "t2"
     assert session_id_of({"thread.id": "t", "session.id": "s"}) == "s"  # session first
     assert session_id_of({"gen_ai.tool.call.id": "c", "entity.id": "e"}) is None
+    # a group id is a session's only as the whole key (the OpenAI Agents SDK's trace group),
+    # last in preference; a prefixed one is the id of some other group
+    assert session_id_of({"group_id": "g1"}) == "g1"
+    assert session_id_of({"group_id": "g1", "thread_id": "t3"}) == "t3"
+    assert session_id_of({"edge_group.id": "e1", "consumer.groupId": "e2"}) is None
     assert user_id_of({"ai.settings.context.userId": "u1"}) == "u1"
     assert user_id_of({"enduser.id": "u2"}) == "u2"
     agent = span_id()

@@ -10,7 +10,12 @@ Older: ``gen_ai.prompt``/``gen_ai.completion`` (JSON or flattened ``gen_ai.promp
 log records named ``gen_ai.system.message``, ``gen_ai.user.message``,
 ``gen_ai.assistant.message``, ``gen_ai.tool.message``, ``gen_ai.choice``,
 ``gen_ai.content.prompt``/``gen_ai.content.completion`` and
-``gen_ai.client.inference.operation.details``, joined to their span by span id.
+``gen_ai.client.inference.operation.details``, joined to their span by span id, or, on a model
+call with no messages of its own, written as a JSON list of records (``{"event.name":
+"gen_ai.user.message", "role": …, "content": …}``) in an attribute whose last segment is
+``events`` (Logfire's OpenAI integrations). A request ends with
+what the model answers to: with no ``gen_ai.choice``, the assistant messages after the last
+user or tool message are the call's answer.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from ._values import (
     as_list,
     first_present,
     has_key_prefix,
+    keys_named,
     parse_json,
     pick_usage,
     text_of,
@@ -162,6 +168,10 @@ def adapt(span: Span, step: Step) -> None:
         step.output_messages = [msg] if msg is not None else []
         if response.get("finish_reason") and not step.finish_reason:
             step.finish_reason = str(response["finish_reason"])
+    if details is None and raw_in is None and raw_out is None and step.kind == "model_generation":
+        listed = keys_named(attrs, "events")  # a model call without messages: events listed?
+        if listed:
+            details = _event_details(span, listed)
     if raw_in is not None:
         step.input = Lazy(parse_json, raw_in)
         step.input_messages = Lazy(parse_messages, raw_in, default_role="user")
@@ -328,8 +338,9 @@ def _log_name(log: dict[str, Any]) -> str:
     return str(name or "")
 
 
-def _event_details(span: Span) -> _Details | None:
-    """Messages and details from GenAI span events and log records, in time order."""
+def _event_details(span: Span, listed: tuple[str, ...] = ()) -> _Details | None:
+    """Messages and details from GenAI span events, log records and event records listed in
+    the attributes ``listed``, in time order."""
     records: list[tuple[int, int, str, Any, dict[str, Any]]] = []
     for order, event in enumerate(span.events):
         name = str(event.get("name", ""))
@@ -351,15 +362,24 @@ def _event_details(span: Span) -> _Details | None:
             records.append(
                 (time, base + order, name, body, attrs if isinstance(attrs, dict) else {})
             )
+    base = len(records)
+    for key in listed:
+        for order, record in enumerate(as_list(parse_json(span.attributes.get(key)))):
+            name = str(record.get("event.name", "")) if isinstance(record, dict) else ""
+            if name.startswith("gen_ai."):
+                body = {k: v for k, v in record.items() if k != "event.name"}
+                records.append((0, base + order, name, body, {}))
     if not records:
         return None
     records.sort(key=lambda r: (r[0], r[1]))
     details = _Details()
+    chose = False
     for _, _, name, body, attrs in records:
         role = _MESSAGE_EVENTS.get(name)
         if role is not None:
             details.inputs.append(_event_message(body, role))
         elif name == "gen_ai.choice":
+            chose = True
             body = parse_json(body)
             if isinstance(body, dict):
                 if body.get("index") not in (None, 0, "0"):
@@ -387,7 +407,21 @@ def _event_details(span: Span) -> _Details | None:
             details.extra.update(attrs)
             if isinstance(body, dict):
                 details.extra.update({k: v for k, v in body.items() if k.startswith("gen_ai.")})
+    if not chose and not details.outputs:
+        _answer_from_tail(details)
     return details
+
+
+def _answer_from_tail(details: _Details) -> None:
+    """The assistant messages after the last user or tool message, moved to the outputs (a
+    request ends with what the model answers to)."""
+    inputs = details.inputs
+    cut = len(inputs)
+    while cut and inputs[cut - 1].role == "assistant":
+        cut -= 1
+    if 0 < cut < len(inputs):
+        details.outputs = inputs[cut:]
+        del inputs[cut:]
 
 
 def _event_message(body: Any, role: str) -> Msg:

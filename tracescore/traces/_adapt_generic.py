@@ -4,7 +4,8 @@ The base step carries the span's name, times, status and error (from the status,
 attributes or an ``exception`` event). For a span of no known convention, the kind comes from
 its name (``invoke_agent X``, ``execute_tool X``, ``workflow_step X``, ``workflow step: 'X'``),
 from ``workflow.step.id``, or from OpenLLMetry's ``traceloop.span.kind``; its input and output
-from plain ``input``/``output``-style attributes.
+from plain ``input``/``output``-style attributes (JSON read as data, and a string written as JSON,
+as Traceloop's decorators write a string result, read as the string).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ._span import Span
 from ._steps import Step
-from ._values import first_present, parse_json, text_of
+from ._values import first_present, parse_json_any, text_of
 
 _NAME_KINDS = (
     ("invoke_agent ", "agent_run"),
@@ -23,7 +24,7 @@ _NAME_KINDS = (
     ("workflow_step ", "workflow_step"),
 )
 _WORD = re.compile(r"[\w-]+")
-_PLACEHOLDER = re.compile(r"\{([^{}\s]+)\}")
+_PLACEHOLDER = re.compile(r"\{([^{}\s!:]+)(!r)?(?:![sa])?(?::[^{}]*)?\}")
 _QUOTED_STEP = re.compile(r"^workflow step:\s*'?(.*?)'?$")
 _TRACELOOP_KINDS = {
     "workflow": "workflow_run",
@@ -35,18 +36,32 @@ _TRACELOOP_KINDS = {
 
 def filled_name(name: str, attrs: dict[str, Any]) -> str:
     """A span name written as a template of the span's own attributes (``{workflow_name}``,
-    ``{agent_name} run``: a logging library names spans by their message template) read with
-    their values; a placeholder no attribute fills stays as written."""
+    ``{agent_name} run``, ``Agent run: {name!r}``: a logging library names spans by their message
+    template) read with their values, as the library renders them (``!r``: quoted); a
+    placeholder no attribute fills stays as written."""
 
     def value(match: re.Match[str]) -> str:
         found = attrs.get(match.group(1))
         if isinstance(found, (str, int, float)) and not isinstance(found, bool):
             text = str(found)
             if text.strip():
-                return text
+                return repr(found) if match.group(2) else text
         return match.group(0)
 
     return _PLACEHOLDER.sub(value, name)
+
+
+def template_name(name: str, attrs: dict[str, Any]) -> str | None:
+    """The value a template span name was filled with at its name placeholder (``Agent run:
+    {name!r}`` with ``name = "weather_agent"`` → ``weather_agent``; ``{agent_name} run``); None
+    when the name has no placeholder of a key whose last word is ``name``."""
+    for match in _PLACEHOLDER.finditer(name):
+        key = match.group(1)
+        if key.replace(".", "_").rpartition("_")[2].lower() == "name":
+            found = attrs.get(key)
+            if isinstance(found, str) and found.strip():
+                return found
+    return None
 
 
 def claims(span: Span) -> bool:
@@ -87,11 +102,11 @@ def base_step(span: Span) -> Step:
     if "input" in attrs or "traceloop.entity.input" in attrs or "lmnr.span.input" in attrs:
         value = first_present(attrs, "input", "traceloop.entity.input", "lmnr.span.input")
         if value is not None:
-            step.input = _unwrap_entity(parse_json(value))
+            step.input = _unwrap_entity(parse_json_any(value))
     if "output" in attrs or "traceloop.entity.output" in attrs or "lmnr.span.output" in attrs:
         value = first_present(attrs, "output", "traceloop.entity.output", "lmnr.span.output")
         if value is not None:
-            step.output = _unwrap_entity(parse_json(value))
+            step.output = _unwrap_entity(parse_json_any(value))
     return step
 
 
@@ -159,4 +174,12 @@ def _unwrap_entity(value: Any) -> Any:
     return value
 
 
-__all__ = ["adapt", "base_step", "claims", "filled_name", "method_owner", "strip_prefix"]
+__all__ = [
+    "adapt",
+    "base_step",
+    "claims",
+    "filled_name",
+    "method_owner",
+    "strip_prefix",
+    "template_name",
+]

@@ -41,12 +41,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ._messages import parse_message, parse_messages
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
-from ._values import id_like, parse_json, to_int
+from ._values import id_like, parse_json, parse_json_any, to_int
 
 _SPLIT = re.compile(r"[.:/]")
 KIND_WORDS = {
@@ -90,18 +88,6 @@ def words(text: str) -> list[str]:
     """The words of a key or value, lower case (``spanInputs`` → ``span``, ``inputs``;
     ``CHAT_MODEL`` → ``chat``, ``model``)."""
     return [w.lower() for w in _WORDS.findall(text)]
-
-
-def decoded(value: Any) -> Any:
-    """``value`` parsed when it is JSON text (an object, an array, or a string written as JSON:
-    ``"\"gpt-4o-mini\""`` → ``gpt-4o-mini``); anything else as it is."""
-    if isinstance(value, str) and len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        try:
-            inner = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-        return inner if isinstance(inner, str) else value
-    return parse_json(value)
 
 
 def io_value(attrs: dict[str, Any], which: str) -> Any:
@@ -151,7 +137,7 @@ def first(attrs: dict[str, Any], *suffixes: str) -> Any:
     """The first attribute value whose key ends with one of ``suffixes`` (a string written as
     JSON read as the string)."""
     found = next((v for _, v in _values(attrs, *suffixes)), None)
-    return decoded(found) if isinstance(found, str) and found[:1] == '"' else found
+    return parse_json_any(found) if isinstance(found, str) and found[:1] == '"' else found
 
 
 def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None:
@@ -249,11 +235,11 @@ def adapt(span: Span, step: Step) -> None:
     if step._input is None:
         raw = io_value(attrs, "input")
         if raw is not None:
-            step.input = Lazy(decoded, raw)
+            step.input = Lazy(parse_json_any, raw)
     if step._output is None:
         raw = io_value(attrs, "output")
         if raw is not None:
-            step.output = Lazy(decoded, raw)
+            step.output = Lazy(parse_json_any, raw)
     kind = kind_of(attrs)
     step_id = first(attrs, "node_id", "node.id", "step_id", "step.id", "nodeid", "stepid")
     if kind is None and step_id is not None and not isinstance(step_id, (dict, list)):
@@ -375,7 +361,6 @@ __all__ = [
     "adapt",
     "answer_messages",
     "claims",
-    "decoded",
     "fill",
     "first",
     "io_value",

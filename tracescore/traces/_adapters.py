@@ -13,7 +13,9 @@ higher one overrides it and a lower one fills the gaps the higher one leaves:
    records joined by span id)
 5. generic (span name, status, plain ``input``/``output`` attributes), then, for a span no
    convention and no name rule claimed, the generic shape adapter (``_adapt_shape``: kind
-   words, message lists, token counts, model and tool names under any prefix)
+   words, message lists, token counts, model and tool names under any prefix); the shape
+   adapter also reads a span a convention claimed but left without a kind or a hint (a span
+   claimed on a tag alone, as ``gen_ai.system`` on every span of an integration)
 
 The step's ``convention`` names the highest adapter that recognised the span.
 """
@@ -90,6 +92,10 @@ def adapt_span(span: Span) -> Step:
             top = adapter
     if top is not None:
         step.convention = top.name
+        if step.kind == "generic" and step.hint is None:
+            # Claimed on a tag alone (``gen_ai.system`` on every span an integration writes)
+            # and told nothing: what its keys and values are shaped like still counts.
+            _adapt_shape.adapt(span, step)
         return step
     _adapt_generic.adapt(span, step)
     if step.kind == "generic" and step.hint is None:

@@ -17,11 +17,16 @@ Rules:
   they asked for. A declared agent above the home is its run; otherwise a home that is not a
   call is an implicit agent run (a chain, a plain span, an AI SDK top call looping over tools),
   named by the agent name it carries (an ``agent.name`` attribute, read by the shape adapter),
-  else after the object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
+  else by the name its span name was written with (``Agent run: {name!r}``), else after the
+  object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
   A model step over calls is that only at the top of a one-root trace.
-- **A lone call** is a run only when it is the trace's whole work: its root, whose output, if any,
-  reads as the call's answer, is the run (a root that is the call itself stands as the agent of
-  a plain LLM-call trace). Elsewhere a lone call is one model call of whatever holds it.
+- **A lone call** is a run only when it is the trace's whole work: the innermost span above it
+  that names an agent (an ``agent_name`` attribute), else its root, whose output, if any, reads
+  as the call's answer, is the run (a root that is the call itself stands as the agent of a
+  plain LLM-call trace). Elsewhere a lone call is one model call of whatever holds it.
+- **A call that hands off**: a call outside every run that asks for a tool naming a run which
+  starts after it (``transfer_to_weather_agent``) is the model call of the run that hands off:
+  the innermost span above it that names an agent, else the call's parent.
 - **A plain root over model or tool calls** in which no run was found is their run.
 
 Declared agents that run nothing are left for stage 3 (containers).
@@ -31,11 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._adapt_generic import method_owner
+from ._adapt_generic import method_owner, template_name
+from ._control import carries_name
 from ._loops import continues, conversations, facts_of
 from ._run_text import reads_as
 from ._scope import depth_of
-from ._steps import MODEL_KINDS, TOOL_KINDS, Step, note
+from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
 
 
 def graph_node(step: Step) -> bool:
@@ -86,6 +92,7 @@ def find_agent_runs(
     if loose:
         loose.sort(key=lambda c: c.start_time_ns)
         found.extend(_implicit_runs(loose, tools, len(roots)))
+        found.extend(_handing_off(loose, found))
     if loose or (tools and not found):
         found.extend(_plain_roots(roots, found))
     found = list(dict.fromkeys(found))
@@ -229,16 +236,51 @@ def _lone_call_run(call: Step) -> Step | None:
     answer = "".join(m.text for m in call.output_messages or [] if m.role == "assistant")
     if root._output is not None and reads_as(root.output, [answer]) is False:
         return None
+    node = call.parent
+    while node is not root and node is not None and not node.agent_id:
+        node = node.parent
+    if node is not None and node is not root:
+        _make_agent(node, "innermost span naming an agent over the trace's one model call, "
+                    "with no agent span: an implicit agent run")
+        return node
     _make_agent(root, "root span over the trace's one model call, with no agent span, and "
                 "nothing else of its own: an implicit agent run")
     return root
 
 
+def _handing_off(calls: list[Step], runs: list[Step]) -> list[Step]:
+    """A call outside every run that asks for a tool naming a run which starts after it (a
+    handoff, ``transfer_to_weather_agent``) is the model call of the run that hands off: that
+    run is the innermost span above it that names an agent, else the call's parent."""
+    out: list[Step] = []
+    agents = [r for r in runs if r.kind == "agent_run"]
+    for call in calls:
+        if call.parent is None or any(_within(call, r) for r in [*runs, *out]):
+            continue
+        asked = [c for m in call.output_messages or [] for c in m.calls]
+        if not any(carries_name(a, r) for a in asked for r in agents
+                   if r.start_time_ns >= call.start_time_ns):
+            continue
+        home = call.parent
+        node: Step | None = home
+        while node is not None and not node.agent_id and node.kind not in RUN_KINDS:
+            node = node.parent
+        if node is not None and node.agent_id and node.kind not in RUN_KINDS:
+            home = node
+        _make_agent(home, "holds a model call outside every run that hands the conversation to "
+                    "a later run: the run that hands off")
+        out.append(home)
+    return out
+
+
 def _make_agent(step: Step, why: str) -> None:
     step.kind = "agent_run"
     step.hint = "implicit_agent"
+    named = template_name(step.span_name, step.attributes) if "{" in step.span_name else None
     if step.agent_id:  # the span names the agent it runs (an ``agent.name`` attribute)
         step.name = step.agent_id
+    elif named is not None:  # ``Agent run: {name!r}``: the value its name was written with
+        step.name = named
     elif step.name == step.span_name:
         step.name = method_owner(step.name)
     step.agent_id = step.agent_id or step.name

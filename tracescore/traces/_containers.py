@@ -288,12 +288,15 @@ def io_match(container: Step, run: Step) -> bool | None:
 
 def _sentences(step: Step) -> list[str]:
     """The attribute values of a span that are text a person wrote or read: several words, not
-    data (JSON: a text that only begins like it, ``[Oslo] cloudy``, is text) and not a repr."""
+    data (JSON: a text that only begins like it, ``[Oslo] cloudy``, is text), not a repr, and
+    not its name (a label its name already says: a logging library's message template, or the
+    value the template was filled with)."""
     out = []
+    names = (step.span_name, step.name)
     for value in step.attributes.values():
         if isinstance(value, str) and " " in value.strip() and (
             value[:1] not in "{[" or parse_json(value) is value
-        ) and not is_repr(value):
+        ) and not is_repr(value) and not any(value in name for name in names):
             out.append(value)
     return out
 

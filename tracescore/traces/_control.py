@@ -77,8 +77,6 @@ def handoffs(runs: list[Step]) -> list[Step]:
 def _handed_to(run: Step, call: Step, asked: Call, agents: list[Step]) -> Step | None:
     """The agent run ``asked`` hands to: a later run outside ``run``, or inside the tool step
     that executes ``asked`` (a delegate tool), whose name the call's name or arguments carry."""
-    wanted = squash(asked.name)
-    carried = {squash(t) for t in texts_of(asked.args)}
     for other in agents:
         if other is run or other.start_time_ns < call.start_time_ns or _within(run, other):
             continue
@@ -88,11 +86,28 @@ def _handed_to(run: Step, call: Step, asked: Call, agents: list[Step]) -> Step |
                 holder = holder.parent
             if holder is None or holder is run or not _same_call(holder, asked):
                 continue
-        for name in (other.name, other.agent_id):
-            key = squash(name)
-            if len(key) >= 3 and ((key != wanted and key in wanted) or key in carried):
-                return other
+        if carries_name(asked, other):
+            return other
     return None
+
+
+def carries_name(asked: Call, run: Step) -> bool:
+    """Whether the call ``asked`` names ``run`` as where it hands the conversation: the run's
+    name inside the tool's name (``transfer_to_weather_agent``), or among its arguments
+    (``{"targetAgents": ["weather_agent"]}``), case and punctuation aside."""
+    wanted = squash(asked.name)
+    carried: set[str] | None = None
+    for name in (run.name, run.agent_id):
+        key = squash(name)
+        if len(key) < 3:
+            continue
+        if key != wanted and key in wanted:
+            return True
+        if carried is None:
+            carried = {squash(t) for t in texts_of(asked.args)}
+        if key in carried:
+            return True
+    return False
 
 
 def _names(tool: Step, target: Step) -> bool:

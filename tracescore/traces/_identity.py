@@ -5,7 +5,8 @@ Conventions and frameworks name these ids under keys of their own (``session.id`
 ``ai.settings.context.sessionId``, ``conversation.id``, ``langfuse.user.id``, a ``thread_id`` in
 OpenInference's JSON ``metadata``…). One pattern reads them all, whatever the prefix and the
 separator (``.``, ``_``, ``:``, camelCase): a key whose last part is a **session**,
-**conversation** or **thread** id is a session id (preferred in that order), a key whose last
+**conversation** or **thread** id is a session id (preferred in that order; then a key that is
+just a **group** id, as the OpenAI Agents SDK groups a conversation's traces), a key whose last
 part is a **user** or **end user** id is a user id (Mastra's ``resourceId`` is read by its
 adapter). Keys inside a JSON
 ``metadata`` attribute are read the same way. A value is an id only when it is one token: a
@@ -33,8 +34,10 @@ from ._values import as_dict, id_like
 if TYPE_CHECKING:
     from ._trace import Trace
 
-_SESSION_WORDS = ("session", "conversation", "thread")
-"""Words of a session id key, in order of preference."""
+_SESSION_WORDS = ("session", "conversation", "thread", "group")
+"""Words of a session id key, in order of preference (``group`` only as the whole key:
+``group_id``, the OpenAI Agents SDK's id of a conversation's traces; ``edge_group.id`` is the id
+of some other group)."""
 _USER_WORDS = ("user", "enduser")
 _ID_ENDS = frozenset({"id", "Id", "ID"})
 _PARTS = re.compile(r"[._:/\-]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -52,7 +55,8 @@ def _id_word(key: str) -> str | None:
         return None
     words = _words(key)
     if len(words) >= 2 and words[-1] == "id":
-        return words[-2]
+        word = words[-2]
+        return word if word != "group" or len(words) == 2 else None
     return None
 
 

@@ -19,6 +19,7 @@ Which model call a tool execution answers, and the tool step's identity, are sta
 
 from __future__ import annotations
 
+from ._adapt_shape import plain_name
 from ._steps import Step, note
 from ._values import parse_json, tool_message
 
@@ -53,20 +54,21 @@ def unwrap_payloads(step: Step) -> None:
 
 
 def named_tool_spans(candidates: list[Step]) -> list[Step]:
-    """Plain leaf spans named by a tool the preceding model call asked for become its steps
-    (returned)."""
+    """Plain leaf spans named by a tool the preceding model call asked for (``get_weather``, or
+    with a ``kind:`` prefix: ``Function: get_weather``) become its steps (returned)."""
     found: list[Step] = []
     claimed: set[int] = set()
     for step in candidates:
         call = _preceding_call(step)
         if call is None:
             continue
+        names = (step.name, plain_name(step.name))
         for msg in call.output_messages or []:
             for asked in msg.calls:
-                if asked.name == step.name and id(asked) not in claimed:
+                if asked.name in names and id(asked) not in claimed:
                     claimed.add(id(asked))
                     step.kind = "tool_call"
-                    step.tool_name = step.name
+                    step.tool_name = asked.name
                     step.tool_call_id = step.tool_call_id or asked.id
                     if step.tool_args is None and step._input is not None:
                         step.tool_args = step.input

@@ -186,6 +186,17 @@ def _layout_keys(keys: tuple[str, ...], prefix: str) -> tuple[str, ...]:
     return tuple(key for key in keys if key.startswith(prefix))
 
 
+def keys_named(attrs: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """The keys of ``attrs`` whose last ``.`` segment is ``name`` (``events``,
+    ``logfire.events``), in order; kept per key layout, as ``has_key_prefix``."""
+    return _layout_named(tuple(attrs), name) if attrs else ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_named(keys: tuple[str, ...], name: str) -> tuple[str, ...]:
+    return tuple(key for key in keys if key.rpartition(".")[2] == name)
+
+
 def first_present(attrs: Mapping[str, Any], *keys: str) -> Any:
     """The value of the first key present (and not None or empty string) in ``attrs``."""
     for key in keys:
@@ -285,6 +296,7 @@ __all__ = [
     "keys_with_prefix",
     "jsonable",
     "parse_json",
+    "keys_named",
     "parse_json_any",
     "text_of",
     "to_int",
