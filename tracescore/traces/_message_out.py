@@ -22,9 +22,12 @@ from ._steps import Call, File, Msg, Part, Reasoning, Result
 
 def merge_conversation(msgs: list[Msg]) -> list[Msg]:
     """Fold tool results into the assistant calls they answer and join consecutive assistant
-    messages, as a stored conversation reads (Mastra's message list does the same)."""
+    messages, as a stored conversation reads (Mastra's message list does the same). A result
+    whose id no open call has answers the oldest call still open (an exporter that wrote a
+    Responses item's own id on the call and its ``call_id`` on the result); results without
+    ids answer the calls without ids, in order."""
     out: list[Msg] = []
-    open_calls: dict[str, tuple[Msg, int]] = {}
+    open_calls: dict[str, tuple[Msg, Call]] = {}
     unnamed: list[tuple[Msg, Call]] = []  # calls without an id, answered in order
     for msg in msgs:
         if msg.role == "tool":
@@ -33,6 +36,11 @@ def merge_conversation(msgs: list[Msg]) -> list[Msg]:
                 if isinstance(part, Result) and part.id and part.id in open_calls:
                     owner, _ = open_calls.pop(part.id)
                     owner.parts.append(part)
+                elif isinstance(part, Result) and part.id and open_calls:
+                    call_id = next(iter(open_calls))
+                    owner, call = open_calls.pop(call_id)
+                    owner.parts.append(Result(call_id, part.name or call.name, part.result,
+                                              part.is_error))
                 elif isinstance(part, Result) and part.id is None and unnamed:
                     owner, call = unnamed.pop(0)
                     owner.parts.append(Result(None, part.name or call.name, part.result,
@@ -51,7 +59,7 @@ def merge_conversation(msgs: list[Msg]) -> list[Msg]:
         if msg.role == "assistant":
             for part in msg.parts:
                 if isinstance(part, Call) and part.id:
-                    open_calls[part.id] = (target, 0)
+                    open_calls[part.id] = (target, part)
                 elif isinstance(part, Call):
                     unnamed.append((target, part))
     return out
