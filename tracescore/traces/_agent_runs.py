@@ -255,11 +255,11 @@ def _handing_off(calls: list[Step], runs: list[Step]) -> list[Step]:
     out: list[Step] = []
     agents = [r for r in runs if r.kind == "agent_run"]
     for call in calls:
-        if call.parent is None or any(_within(call, r) for r in [*runs, *out]):
+        later = [r for r in agents if r.start_time_ns >= call.start_time_ns]
+        if not later or call.parent is None or any(_within(call, r) for r in [*runs, *out]):
             continue
         asked = [c for m in call.output_messages or [] for c in m.calls]
-        if not any(carries_name(a, r) for a in asked for r in agents
-                   if r.start_time_ns >= call.start_time_ns):
+        if not any(carries_name(a, r) for a in asked for r in later):
             continue
         home = call.parent
         node: Step | None = home
