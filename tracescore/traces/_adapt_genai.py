@@ -13,9 +13,9 @@ log records named ``gen_ai.system.message``, ``gen_ai.user.message``,
 ``gen_ai.client.inference.operation.details``, joined to their span by span id, or, on a model
 call with no messages of its own, written as a JSON list of records (``{"event.name":
 "gen_ai.user.message", "role": …, "content": …}``) in an attribute whose last segment is
-``events`` (Logfire's OpenAI integrations). A request ends with
-what the model answers to: with no ``gen_ai.choice``, the assistant messages after the last
-user or tool message are the call's answer.
+``events`` (Logfire's OpenAI integrations). A request ends with what the model answers to:
+with no ``gen_ai.choice``, the assistant messages after the last user or tool message are the
+call's answer.
 """
 
 from __future__ import annotations

@@ -201,9 +201,9 @@ def answer_messages(value: Any) -> list[Msg] | None:
         if isinstance(message, dict):
             msg = parse_message({**message, "role": message.get("role") or "assistant"})
             return [msg] if msg is not None else None
-        choices = value.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            inner = choices[0].get("message") or {}
+        choice = _first_choice(value)
+        if choice is not None:
+            inner = choice.get("message") or {}
             msg = parse_message({**inner, "role": "assistant"}) if isinstance(inner, dict) else None
             return [msg] if msg is not None else None
         listed = message_list(value)
@@ -297,7 +297,7 @@ def fill(
             step.usage = usage_of({}, step.output)
         finish = first(attrs, "finish_reason", "finishreason")
         if finish is None and step._output is not None:
-            finish = _choice_finish(step.output)
+            finish = (_first_choice(step.output) or {}).get("finish_reason") or None
         if finish is not None:
             step.finish_reason = str(finish)
     elif kind == "tool_call":
@@ -336,11 +336,11 @@ def fill(
         step.name = name
 
 
-def _choice_finish(output: Any) -> Any:
-    """The first choice's ``finish_reason`` of an output record shaped as an OpenAI response."""
+def _first_choice(output: Any) -> dict[str, Any] | None:
+    """The first ``choices`` entry of an output record shaped as an OpenAI response."""
     choices = output.get("choices") if isinstance(output, dict) else None
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        return choices[0].get("finish_reason") or None
+        return choices[0]
     return None
 
 

@@ -236,10 +236,8 @@ def _lone_call_run(call: Step) -> Step | None:
     answer = "".join(m.text for m in call.output_messages or [] if m.role == "assistant")
     if root._output is not None and reads_as(root.output, [answer]) is False:
         return None
-    node = call.parent
-    while node is not root and node is not None and not node.agent_id:
-        node = node.parent
-    if node is not None and node is not root:
+    node = _naming_agent_above(call, root)
+    if node is not None:
         _make_agent(node, "innermost span naming an agent over the trace's one model call, "
                     "with no agent span: an implicit agent run")
         return node
@@ -261,25 +259,32 @@ def _handing_off(calls: list[Step], runs: list[Step]) -> list[Step]:
         asked = [c for m in call.output_messages or [] for c in m.calls]
         if not any(carries_name(a, r) for a in asked for r in later):
             continue
-        home = call.parent
-        node: Step | None = home
-        while node is not None and not node.agent_id and node.kind not in RUN_KINDS:
-            node = node.parent
-        if node is not None and node.agent_id and node.kind not in RUN_KINDS:
-            home = node
+        home = _naming_agent_above(call) or call.parent
         _make_agent(home, "holds a model call outside every run that hands the conversation to "
                     "a later run: the run that hands off")
         out.append(home)
     return out
 
 
+def _naming_agent_above(step: Step, top: Step | None = None) -> Step | None:
+    """The innermost span above ``step`` (below ``top``, not past a run) that names an agent
+    (an ``agent_name`` attribute the shape adapter read), or None."""
+    node = step.parent
+    while node is not None and node is not top and node.kind not in RUN_KINDS:
+        if node.agent_id:
+            return node
+        node = node.parent
+    return None
+
+
 def _make_agent(step: Step, why: str) -> None:
     step.kind = "agent_run"
     step.hint = "implicit_agent"
-    named = template_name(step.span_name, step.attributes) if "{" in step.span_name else None
     if step.agent_id:  # the span names the agent it runs (an ``agent.name`` attribute)
         step.name = step.agent_id
-    elif named is not None:  # ``Agent run: {name!r}``: the value its name was written with
+    elif "{" in step.span_name and (
+        named := template_name(step.span_name, step.attributes)
+    ) is not None:  # ``Agent run: {name!r}``: the value its name was written with
         step.name = named
     elif step.name == step.span_name:
         step.name = method_owner(step.name)
