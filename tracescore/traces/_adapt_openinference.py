@@ -96,8 +96,9 @@ def adapt(span: Span, step: Step) -> None:
         if call_id:
             step.tool_call_id = str(call_id)
         args = attrs.get("tool_call.function.arguments")
-        step.tool_args = parse_json(args) if args is not None else _call_kwargs(step.input)
-        step.tool_result = _tool_output(step.output, step)
+        step.tool_args = parse_json(args) if args is not None else step.input
+        output = step.output  # call records and result records are read by ``_tool_spans``
+        step.tool_result = parse_json(output) if isinstance(output, str) else output
     elif step.kind == "agent_run":
         name = attrs.get("agent.name")
         # smolagents names the span "<agent name>.run", CrewAI "<agent role>.kickoff"; a name a
@@ -205,34 +206,6 @@ def _llm_outputs(attrs: dict[str, Any], step: Step) -> list[Msg] | None:
         if flat is None or _richer(from_value, flat):
             return from_value
     return flat
-
-
-def _call_kwargs(value: Any) -> Any:
-    """Tool input written as a call envelope (``{"args": [], "kwargs": {...}}``, as smolagents and
-    LlamaIndex record it) → the keyword arguments."""
-    if (
-        isinstance(value, dict)
-        and "kwargs" in value
-        and set(value)
-        <= {
-            "args",
-            "kwargs",
-            "sanitize_inputs_outputs",
-        }
-    ):
-        if not value.get("args") and isinstance(value["kwargs"], dict):
-            return value["kwargs"]
-    return value
-
-
-def _tool_output(value: Any, step: Step) -> Any:
-    """A tool's result: LlamaIndex writes its ``ToolOutput`` (``{"blocks": [...], "tool_name",
-    "raw_input", "raw_output", "is_error"}``); the result is its ``raw_output``."""
-    if isinstance(value, dict) and "raw_output" in value and "tool_name" in value:
-        if value.get("is_error") is True:
-            step.status = "error"
-        return value["raw_output"]
-    return parse_json(value) if isinstance(value, str) else value  # a dict's repr, as text
 
 
 def flattened_prompts(attrs: dict[str, Any]) -> list[str]:

@@ -26,7 +26,9 @@ still becomes a model call, a tool call or a run with its content:
   counts, under any key (Langfuse's ``langfuse.observation.usage_details``); else a ``usage``
   record inside the output.
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
-  ``…call.id``/``…call_id``; an agent's ``…name``; else the span name, without a ``kind:``
+  ``…call.id``/``…call_id``; an agent's or a tool's ``name`` (the traced object's own field),
+  else an agent's ``…agent.name``/``…entity.name``, else the ``…agent_name`` its output record
+  declares; else the span name, without a ``kind:``
   prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
   system prompt; ``…finish_reason``, else the first ``choices`` entry's of the output. On a
   span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the agent run
@@ -41,7 +43,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._messages import parse_message, parse_messages
+from ._messages import held_messages, parse_message, parse_messages
+from ._run_text import is_repr
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
 from ._values import id_like, parse_json, parse_json_any, to_int
@@ -93,14 +96,28 @@ def words(text: str) -> list[str]:
 def io_value(attrs: dict[str, Any], which: str) -> Any:
     """The first attribute whose key's last word is ``which`` (``input``/``output``) or its
     plural, whatever the prefix (``input``, ``lmnr.span.input``, ``mlflow.spanInputs``); a
-    number or a flag there is a count or a switch, not the content."""
+    number or a flag there, also written as text (``stream_outputs = "False"``: an object's
+    fields recorded as strings), is a count or a switch, not the content."""
     for key, value in attrs.items():
-        if value is None or value == "" or isinstance(value, (bool, int, float)):
+        if value is None or value == "" or _switch(value):
             continue
         tail = words(_SPLIT.split(key)[-1])
         if tail and tail[-1] in (which, which + "s"):
             return value
     return None
+
+
+_SWITCH_TEXTS = frozenset({"true", "false", "none", "null"})
+
+
+def _switch(value: Any) -> bool:
+    """A flag or a number, as a value or as its text (JSON-encoded or not)."""
+    if isinstance(value, str) and len(value) <= 8:
+        value = parse_json_any(value)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            return text in _SWITCH_TEXTS or text.lstrip("-").replace(".", "", 1).isdigit()
+    return value is None or isinstance(value, (bool, int, float))
 
 
 def _ends(key: str, *suffixes: str) -> bool:
@@ -192,10 +209,11 @@ def message_list(value: Any) -> list[Msg] | None:
 
 def answer_messages(value: Any) -> list[Msg] | None:
     """The answer in an output value: a message, a message list's last message, an OpenAI
-    ``choices`` list, or plain text."""
+    ``choices`` list, an assistant message record under any key, plain text, or a list of one
+    text (a batch of one completion)."""
     value = parse_json(value)
-    if isinstance(value, str):
-        return [Msg("assistant", [value])] if value.strip() else None
+    if isinstance(value, str):  # a repr (a stream's generator) is no answer
+        return [Msg("assistant", [value])] if value.strip() and not is_repr(value) else None
     if isinstance(value, dict):
         message = value.get("message")
         if isinstance(message, dict):
@@ -212,7 +230,13 @@ def answer_messages(value: Any) -> list[Msg] | None:
         if value.get("role") in ("assistant", "model"):
             msg = parse_message(value)
             return [msg] if msg is not None else None
+        held = held_messages(value, depth=1)  # ``{"response": {"role": "assistant", …}, …}``
+        if len(held) == 1 and held[0].get("role") in ("assistant", "model"):
+            msg = parse_message(held[0])
+            return [msg] if msg is not None else None
     if isinstance(value, list):
+        if len(value) == 1 and isinstance(value[0], str):  # a batch of one completion (DSPy's LM)
+            return answer_messages(value[0])
         listed = message_list(value)
         return listed[-1:] if listed else None
     return None
@@ -301,6 +325,8 @@ def fill(
         if finish is not None:
             step.finish_reason = str(finish)
     elif kind == "tool_call":
+        if tool is None:  # the tool object's own name field, recorded as an attribute
+            tool = _own_name(attrs)
         step.tool_name = str(tool) if tool is not None else name
         step.name = step.tool_name
         call_id = first(attrs, "call.id", "call_id", "callid")
@@ -318,8 +344,10 @@ def fill(
                 step.tool_result = step.output = parse_json(result)
     elif kind == "agent_run":
         named = name if name != span.name else None  # ``subagent:weather_agent``
-        agent = named or first(attrs, "agent.name", "entity.name") or name
-        step.name = str(agent)
+        agent = named or _own_name(attrs) or first(attrs, "agent.name", "entity.name")
+        if agent is None and step._output is not None and isinstance(step.output, dict):
+            agent = _declared_agent_name(step.output)
+        step.name = str(agent or name)
         step.agent_id = step.name
         instructions = first(attrs, "instructions", "system_prompt")
         if isinstance(instructions, str) and instructions:
@@ -350,6 +378,24 @@ def _model_inputs(source: Any, step: Step) -> list[Msg] | None:
         if found:
             return found
     return message_list(step.input) if step._input is not None else None
+
+
+def _declared_agent_name(output: dict[str, Any]) -> str | None:
+    """The ``…agent_name`` an agent's output record declares, at its top or one record down
+    (LlamaIndex's ``{"result": {"current_agent_name": …}}``)."""
+    for record in (output, *(v for v in output.values() if isinstance(v, dict))):
+        found = first(record, "agent_name")
+        if isinstance(found, str) and found:
+            return found
+    return None
+
+
+def _own_name(attrs: dict[str, Any]) -> str | None:
+    """A ``name`` attribute: the name field of the object the span traced (an agent's, a
+    tool's), as a tracer that records an object's fields writes it."""
+    value = attrs.get("name")
+    value = parse_json_any(value) if isinstance(value, str) and value.strip() else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _model_outputs(step: Step) -> list[Msg] | None:

@@ -28,8 +28,11 @@ Rules:
   starts after it (``transfer_to_weather_agent``) is the model call of the run that hands off:
   the innermost span above it that names an agent, else the call's parent.
 - **A plain root over model or tool calls** in which no run was found is their run.
+- **A declared agent whose model calls were not traced**: an agent span with nothing beneath
+  that declares an answer of its own (its output says one, ``_run_io.declared_answer``) is a
+  run (OpenInference's ADK agent span, whose framework calls its model through another client).
 
-Declared agents that run nothing are left for stage 3 (containers).
+Other declared agents that run nothing are left for stage 3 (containers).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from collections.abc import Iterable
 from ._adapt_generic import method_owner, template_name
 from ._control import carries_name
 from ._loops import continues, conversations, facts_of
+from ._run_io import declared_answer
 from ._run_text import reads_as
 from ._scope import depth_of
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
@@ -63,9 +67,13 @@ def find_agent_runs(
     ``calls``: the single model calls in start order; ``tools``: the tool executions;
     ``empties``: declared agent spans with nothing beneath.
     """
+    found: list[Step] = []
     for empty in empties:
         _lend_declaration(empty)
-    found: list[Step] = []
+        if declared_agent(empty) and declared_answer(empty, []):
+            note(empty, "agent span with nothing beneath that declares an answer: the run of an "
+                 "agent whose model calls were not traced")
+            found.append(empty)
     loose: list[Step] = []
     owned: dict[int, list[Step]] = {}
     owners: dict[int, Step] = {}

@@ -9,13 +9,14 @@ Rules, once the agent runs are known (stage 2):
 - **A container** (a span holding runs, or model/tool work of no run, that is not itself a run
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
-    texts they carry, ``_run_text``; a span without input or output values by the user and
-    assistant messages it carries; a plain span with neither by the sentences among its
-    attributes, once one is about its work: the run's question or answer, or said again
-    below), whatever its name, kind or siblings, unless its output
-    also carries what a step of its own beside the run gave out (a graph's state collecting
-    every step's output: then it is their workflow); also when it carries neither and has
-    nothing of its own beside that run;
+    texts they carry, ``_run_text``; a run that shows nothing it took in is compared by its
+    output alone; a workflow's output is also any output made within it; a span without input
+    or output values by the user and assistant messages it carries; a plain span with neither
+    by the sentences among its attributes, once one is about its work: the run's question or
+    answer, or said again below), whatever its name, kind or siblings, unless its output also
+    carries what a step of its own beside the run gave out (a graph's state collecting every
+    step's output: then it is their workflow); also when it carries neither and has nothing
+    of its own beside that run;
   - a **workflow run** when it has steps of its own (children with input/output, declared
     steps, or peers of the child that holds the run: spans with the same attribute keys) beside
     the run, or holds several runs, or work of its own beside them;
@@ -81,7 +82,7 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
     for _, step in reversed(containers):  # outermost first: a step needs its workflow decided
         parent = step.parent
         workflow = parent if parent is not None and parent.kind == "workflow_run" else None
-        _classify(step, verdicts[id(step)], workflow)
+        _classify(step, verdicts[id(step)], workflow, run_ids, verdicts)
         if step.kind == "workflow_run":
             workflows.append(step)
     done: set[int] = set()
@@ -262,13 +263,18 @@ def io_match(container: Step, run: Step) -> bool | None:
     are those of ``run`` (None: it carries neither)."""
     wanted_in, wanted_out = run_io(run, own_calls(run))
     checks = []
-    if container._input is not None:
+    if not wanted_in:
+        pass  # the run shows nothing it took in (its model calls were not traced)
+    elif container._input is not None:
         checks.append(reads_as(container.input, wanted_in))
     elif container.has_input_messages:  # given as messages (a GenAI span's user message)
         asked = [m.text for m in container.input_messages or [] if m.role == "user" and m.text]
         checks.append(reads_as(asked, wanted_in))
     if container._output is not None:
-        checks.append(reads_as(container.output, wanted_out))
+        gave = reads_as(container.output, wanted_out)
+        if gave is False and run.kind != "agent_run":  # a workflow (maybe not yet typed)
+            gave = reads_as(container.output, _made_within(run))
+        checks.append(gave)
     elif container._output_messages is not None:
         said = [m.text for m in container.output_messages or [] if m.role == "assistant"]
         checks.append(reads_as([t for t in said if t], wanted_out))
@@ -284,6 +290,19 @@ def io_match(container: Step, run: Step) -> bool | None:
     if any(c is True for c in checks):
         return True
     return None
+
+
+def _made_within(workflow: Step) -> list[str]:
+    """What the steps and runs inside a workflow run gave out (a span around the workflow whose
+    output is one of these, ADK's last event, reports the workflow's work, not work of its
+    own)."""
+    out: list[str] = []
+    for below in workflow.descendants():
+        if below._output is not None:
+            out.extend(texts_of(below.output))
+        if below.kind == "agent_run":
+            out.extend(run_io(below, own_calls(below))[1])
+    return out
 
 
 def _sentences(step: Step) -> list[str]:
@@ -376,7 +395,8 @@ def _holds_work(step: Step) -> bool:
     return False
 
 
-def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
+def _classify(step: Step, verdict: str, workflow: Step | None, run_ids: set[int],
+              verdicts: dict[int, str]) -> None:
     if verdict in ("wrapper", "wrapper_named") and workflow is not None and _keys(
         step
     ) in _path_keys(workflow, {id(step)}):
@@ -384,7 +404,8 @@ def _classify(step: Step, verdict: str, workflow: Step | None) -> None:
                    "directly under a workflow run beside peers of its attribute keys: one of "
                    "its steps")
     elif verdict in ("wrapper", "wrapper_named"):
-        _wrap(step, lend_name=verdict == "wrapper_named")
+        inner = _runs_below(step, run_ids, verdicts)[0]
+        _wrap(step, inner[0] if len(inner) == 1 else None, lend_name=verdict == "wrapper_named")
     elif verdict in ("node", "step_around") and workflow is not None:
         why = "graph node" if verdict == "node" else "span around a run, with input or output "
         why += "" if verdict == "node" else "of its own,"
@@ -411,8 +432,10 @@ def _passes_through(step: Step) -> bool:
     return bool(step.input == step.output)
 
 
-def _wrap(step: Step, *, lend_name: bool = False) -> None:
-    inner = _inner_run(step)
+def _wrap(step: Step, inner: Step | None, *, lend_name: bool = False) -> None:
+    """Make ``step`` a wrapper of the one run ``inner`` below it (an agent run, or a span decided
+    to be a workflow: not yet typed, as spans are typed outermost first), lending it the input,
+    output and ids it lacks."""
     was = step.kind
     step.kind = "generic"
     step.hint = "wrapper"
@@ -433,21 +456,17 @@ def _wrap(step: Step, *, lend_name: bool = False) -> None:
         inner.user_id = step.user_id
     if (
         lend_name
-        and inner.hint == "implicit_agent"
+        and inner.kind == "agent_run"
         and step.name == step.span_name
-        and inner.name == method_owner(inner.span_name)
+        and method_owner(inner.span_name) != inner.span_name
+        and (inner.name == inner.span_name or (
+            inner.hint == "implicit_agent" and inner.name == method_owner(inner.span_name)))
     ):
-        # An implicit run is named after its span (a framework's class); the span around it
+        # A run named only after its method-call span (a framework's class: ``ReAct.forward``;
+        # an implicit run named after that class), no attribute naming it; the span around it
         # with the same input and output is the program that names it.
         inner.name = inner.agent_id = method_owner(step.name)
         note(inner, f"named by the wrapper {step.span_id} around it")
-
-
-def _inner_run(step: Step) -> Step | None:
-    for below in step.descendants(stop_at=RUN_KINDS):
-        if below.kind in RUN_KINDS:
-            return below
-    return None
 
 
 def _target_of(step: Step) -> str | None:

@@ -8,7 +8,8 @@
 - **A final answer**: the run's last tool call, after which its tool loop ends: with
   arguments, when no model call follows and they carry the run's final text or its result
   echoes them (smolagents' ``final_answer``); with none, when no later model call has the same
-  instructions and a later one wrote the answer (DSPy's ``finish``, then the extract step). It
+  instructions and a later one wrote the answer (DSPy's ``finish``, then the extract step); in a
+  run whose model calls were not traced, when its arguments carry the run's declared answer. It
   is the run's answer, not a tool call.
 - **In a history**, a turn that ends with a tool call whose result echoes its argument text read
   as that turn's answer (a final answer replayed into a later turn).
@@ -191,9 +192,16 @@ def final_answer_span(run: Step, answer_of_run: Callable[[], str]) -> Step | Non
     """Stage 3: the run's last tool span when it is its final answer (dropped as control), read
     from the spans alone (the model's calls are matched in stage 5, ``final_answer``)."""
     calls, tools = own_work(run)
-    if not tools or not calls:
+    if not tools:
         return None
     last = max(tools, key=lambda t: t.start_time_ns)
+    if not calls:  # the run's model calls were not traced: its arguments must say the answer
+        answer = answer_of_run()
+        if not answer or not any(same_text(a, answer) for a in texts_of(last.tool_args)):
+            return None
+        _drop(last, last.tool_name or last.name, "carrying the run's declared answer (its model "
+              "calls were not traced)")
+        return last
     anchor = next((c for c in reversed(calls) if c.start_time_ns <= last.start_time_ns), None)
     if anchor is None:
         return None

@@ -9,7 +9,8 @@ Rules (``agent_input``):
   declare.
 - **The current turn** is the last user message (with the user messages right before it) of that
   conversation. The run's own input is used for it only when it is a real message list (items
-  with roles, at any depth of its record) or the plain user text; a record's text is used when
+  with roles, at any depth of its record; one message record beside identifiers) or the plain
+  user text; a record's text is used when
   the model's current turn contains it (the user's own words without the wrapper text a
   framework put around them: smolagents' ``New task:``, CrewAI's ``Current Task:``, a prompt
   template). A Python repr is never read as a message's text. When the model got the user's
@@ -52,7 +53,9 @@ def input_messages_of(value: Any) -> list[Msg] | None:
 
 def _message_list(value: Any, depth: int) -> list[Any] | None:
     """A message list, or a record whose content is one (no text of its own beside it:
-    ``{"input": "…", "chat_history": […]}`` is a text with its history, not a message list)."""
+    ``{"input": "…", "chat_history": […]}`` is a text with its history, not a message list), or
+    a record holding one message record beside identifiers only (``{"user_id": "u-1",
+    "new_message": {"role": "user", …}}``)."""
     if depth > 4:
         return None
     if isinstance(value, list):
@@ -60,7 +63,11 @@ def _message_list(value: Any, depth: int) -> list[Any] | None:
             return value
         return None
     if isinstance(value, dict):
-        if any(isinstance(v, str) and v.strip() and not is_repr(v) for v in value.values()):
+        texts = [v for v in value.values() if isinstance(v, str) and v.strip() and not is_repr(v)]
+        held = [v for v in value.values() if isinstance(v, dict) and "role" in v]
+        if len(held) == 1 and not any(len(t.split()) > 1 for t in texts):
+            return held  # one message record beside ids only (ADK's run request: new_message)
+        if texts:
             return None
         for item in value.values():
             found = _message_list(parse_json(item), depth + 1)

@@ -96,6 +96,21 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
     return [Msg(default_role, [text_of(value)])]
 
 
+def held_messages(record: dict[str, Any], depth: int = 2) -> list[dict[str, Any]]:
+    """The message records (records with a ``role``) among a record's values; when it has
+    none, those of the first of its records that has some, ``depth`` levels down (an ADK
+    event's ``content``; LlamaIndex's ``{"result": {"response": {"role": …}}}``)."""
+    held = [v for v in record.values() if isinstance(v, dict) and "role" in v]
+    if held or depth <= 1:
+        return held
+    for value in record.values():
+        if isinstance(value, dict):
+            found = held_messages(value, depth - 1)
+            if found:
+                return found
+    return []
+
+
 def _one_of_batch(value: list[Any]) -> list[Any]:
     """A batch of one conversation (a list holding one list, as LangChain hands a chat model
     its prompts and gets its generations back) is that conversation; a list holding one
@@ -206,7 +221,8 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             Call(None, str(function_call["name"]), _args(function_call.get("arguments")))
         )
     if role == "tool":
-        call_id = obj.get("tool_call_id") or obj.get("toolCallId") or obj.get("id")
+        call_id = (obj.get("tool_call_id") or obj.get("toolCallId") or obj.get("id")
+                   or _extra(obj, "tool_call_id"))
         name = obj.get("name") or obj.get("tool_name") or obj.get("toolName")
         texts = [p for p in parts if isinstance(p, str)]
         others: list[Part] = [p for p in parts if not isinstance(p, str)]
@@ -232,7 +248,7 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             continue
         if not isinstance(item, dict):
             continue
-        ptype = item.get("type")
+        ptype = item.get("type") or _typed(item)
         if ptype in _SKIP_TYPES:
             continue
         if ptype in _TEXT_TYPES or (ptype is None and isinstance(item.get("text"), str)):
@@ -267,6 +283,24 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             parts.append(item["content"])
         elif ptype is not None and isinstance(item.get("content"), str) and item["content"]:
             parts.append(item["content"])
+
+
+def _extra(obj: dict[str, Any], key: str) -> Any:
+    """``key`` in a record of extras beside a message's fields (LlamaIndex and LangChain keep a
+    tool message's call id in ``additional_kwargs``)."""
+    for value in obj.values():
+        if isinstance(value, dict) and value.get(key):
+            return value[key]
+    return None
+
+
+def _typed(item: dict[str, Any]) -> Any:
+    """A block's type under a ``…_type`` key when it has no ``type`` (LlamaIndex's
+    ``block_type``)."""
+    for key, value in item.items():
+        if key.endswith("_type") and isinstance(value, str):
+            return value
+    return None
 
 
 def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
@@ -330,6 +364,9 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     return False
 
 
+_ARG_TAILS = ("_arguments", "_args", "_kwargs", "_input")
+
+
 def _call_of(item: Any) -> Call | None:
     item = parse_json(item)
     if not isinstance(item, dict):
@@ -343,6 +380,8 @@ def _call_of(item: Any) -> Call | None:
         args = item.get("arguments")
         if args is None:
             args = item.get("args", item.get("input"))
+        if args is None:  # under a prefixed key: ``tool_kwargs``, ``tool_args``, ``call_input``
+            args = next((v for k, v in item.items() if k.endswith(_ARG_TAILS)), None)
     if not name:
         return None
     call_id = (
@@ -619,6 +658,7 @@ def _text_calls(text: str) -> list[Call]:
 
 __all__ = [
     "flattened_messages",
+    "held_messages",
     "norm_role",
     "parse_message",
     "parse_messages",

@@ -2,14 +2,15 @@
 
 Rule: a model step with no model step beneath it is one request to the model
 (``is_model_call``), provided it carries something of a request: input messages, output or
-usage. A model-tagged span with none of them is request preparation (LlamaIndex's
-``OpenAI._prepare_chat_with_tools``), not a call, and is dropped as plumbing. Wrappers (Mastra's
-``model_generation`` over its ``model_step`` spans, a ``model_step`` over its ``model_inference``,
-the AI SDK's top call, an LLM span around another LLM span) are not calls: a model call wrapped
-by another counts once. A wrapper with exactly one call beneath lends that call whatever the
-call's own span lacks (Mastra's ``chat`` span carries usage but not the tool calls its
-``model_step`` parent records). Tokens are counted on calls only, since parents repeat their
-children's sums or the last step's.
+usage. A model-tagged span with none of them, or whose output is the conversation it prepared
+(messages ending with the user's turn, no assistant message), is request preparation
+(LlamaIndex's ``OpenAI._prepare_chat_with_tools``), not a call, and is dropped as plumbing.
+Wrappers (Mastra's ``model_generation`` over its ``model_step`` spans, a ``model_step`` over its
+``model_inference``, the AI SDK's top call, an LLM span around another LLM span) are not calls:
+a model call wrapped by another counts once. A wrapper with exactly one call beneath lends that
+call whatever the call's own span lacks (Mastra's ``chat`` span carries usage but not the tool
+calls its ``model_step`` parent records). Tokens are counted on calls only, since parents repeat
+their children's sums or the last step's.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def resolve_calls(root: Step) -> list[Step]:
                     step.kind = "generic"
                     note(
                         step,
-                        "model span with no messages, output or usage: request "
-                        "preparation, not a model call (dropped as plumbing)",
+                        "model span with no messages, output or usage, or whose output is "
+                        "the prompt it prepared: request preparation, not a model call "
+                        "(dropped as plumbing)",
                     )
             elif len(below) == 1:
                 _lend(below[0], step)
@@ -85,7 +87,7 @@ def _is_request(step: Step) -> bool:
     if step.usage is not None or step.hint != "llm_call" or step.finish_reason is not None:
         return True
     if step.convention != "openinference":
-        return True
+        return not _gave_prompt(step)
     for key in step.attributes:
         if key.startswith(_MESSAGE_KEYS):
             return True
@@ -97,6 +99,15 @@ def _is_request(step: Step) -> bool:
             or isinstance(output.get("output"), list)
         )
     return False
+
+
+def _gave_prompt(step: Step) -> bool:
+    """A model step whose output is messages with no assistant message among them (the
+    conversation it prepared for the model, ending with the user's turn), not an answer."""
+    if step._output is None:
+        return False
+    out = step.output_messages
+    return bool(out) and all(m.role in ("system", "user", "tool") for m in out or [])
 
 
 def _lend(call: Step, wrapper: Step) -> None:

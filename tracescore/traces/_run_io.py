@@ -10,7 +10,8 @@ run's conversation (``_conversation``) and its answer (``_agent``):
   ``New task:\\n<text>``, ``Current Task: <text>``, a prompt's field), not a word inside a
   sentence.
 - **The declared answer** is the run's own output when it says one: plain text (never a repr),
-  a message list's last assistant text, or a record with one text field — with several, the one
+  a message list's last assistant text (a message record under any key of a record: an ADK
+  event's ``content``), or a record with one text field — with several, the one
   its last model call wrote last (DSPy's ``{"reasoning", "answer"}``). A declared answer
   that is the last model call's text with other surrounding whitespace is that text: the
   framework's rendering of the model's answer (Strands adds a newline per text block).
@@ -18,7 +19,7 @@ run's conversation (``_conversation``) and its answer (``_agent``):
 
 from __future__ import annotations
 
-from ._messages import parse_messages
+from ._messages import held_messages, parse_messages
 from ._run_text import is_repr, texts_of
 from ._scope import own_calls
 from ._steps import Msg, Step
@@ -111,9 +112,12 @@ def _declared(run: Step, calls: list[Step]) -> str | None:
 
 
 def _messages_in(record: dict[str, object]) -> list[Msg]:
-    """Messages a record holds: a message list under any key, or a ``message`` record."""
-    if "message" in record and isinstance(record["message"], dict):
-        return parse_messages([record["message"]], default_role="assistant") or []
+    """Messages a record holds: a message record (one with a role) under any key (``message``;
+    an ADK event's ``content``), or in a record under one (``{"result": {"response": …}}``), or
+    a message list under any key."""
+    held = held_messages(record)
+    if held:
+        return parse_messages(held, default_role="assistant") or []
     if any(isinstance(v, list) for v in record.values()):
         msgs = parse_messages(record, default_role="assistant") or []
         return msgs if len(msgs) > 1 or (msgs and msgs[0].parts) else []

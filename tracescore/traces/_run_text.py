@@ -24,6 +24,7 @@ _REPR = re.compile(
     r"""^\s*(?:
         [A-Za-z_][\w.]*\((?:\s*\)|.*\b[A-Za-z_]\w*\s*=)   # Cls(field=…) or Cls()
       | <[\w.]+(?:\s[^>]*)?\sobject\sat\s0x[0-9a-fA-F]+>  # <pkg.Cls object at 0x…>
+      | <[\w.]+\sobject\s\S+\sat\s0x[0-9a-fA-F]+>  # <async_generator object f.<locals>.g at 0x…>
       | [A-Za-z_]\w*=(?:'|"|\[|\{|\d|None|True|False|[A-Z]\w*\()  # id='…' source='user' …
     )""",
     re.VERBOSE | re.DOTALL,

@@ -8,7 +8,12 @@ Rules:
   and output are its arguments and result when no convention names them (LangSmith's
   ``gen_ai.prompt``/``gen_ai.completion`` on a tool span); a result written as a tool message
   (``{"output": {...ToolMessage}}``, ``{"type": "tool", "data": {...}}``, a plain record
-  ``{"content": …, "type": "tool", "tool_call_id": …}``) is its content.
+  ``{"content": …, "type": "tool", "tool_call_id": …}``) is its content; a Python call record
+  (``{"args": [], "kwargs": {…}}`` beside the call's flags) is its keyword arguments; a result
+  record that only names its call (the call's id, the tool's name) around one value is that
+  value (ADK's ``FunctionResponse`` ``{"id", "name", "response"}``), and one that names its tool
+  and holds its return value under an ``…_output`` key is that value (LlamaIndex's
+  ``ToolOutput``).
 - **A span named by a tool the model just asked for is that tool's execution.** A plain span (no
   convention kind: a function traced by hand, OpenLIT's ``@openlit.trace``) directly after a
   model call that asked for a tool of its name, or beneath that call, is the tool's execution.
@@ -19,17 +24,23 @@ Which model call a tool execution answers, and the tool step's identity, are sta
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._adapt_shape import plain_name
 from ._steps import Step, note
 from ._values import parse_json, tool_message
 
 
 def unwrap_payloads(step: Step) -> None:
-    """A tool step's LangChain callback payloads read as its arguments, call id and result."""
+    """A tool step's LangChain callback payloads read as its arguments, call id and result; a
+    result record that only names its call around the value is that value."""
     args = step.tool_args
     if args is None and step._input is not None:
         args = step.input
-    if isinstance(args, dict) and "input_str" in args:
+    if isinstance(args, dict) and _call_record(args):
+        args = args["kwargs"]
+        note(step, "a Python call record: the arguments are its keyword arguments")
+    elif isinstance(args, dict) and "input_str" in args:
         inner = args.get("inputs")
         kwargs = args.get("kwargs")
         if step.tool_call_id is None and isinstance(kwargs, dict) and kwargs.get("tool_call_id"):
@@ -43,7 +54,8 @@ def unwrap_payloads(step: Step) -> None:
     if isinstance(result, dict):
         if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
             result = result["output"]
-        message = tool_message(result)
+        result = _enveloped(step, _raw_output(step, result))
+        message = tool_message(result) if isinstance(result, dict) else None
         if message is not None:
             result = parse_json(message["content"])
             if message.get("status") == "error":
@@ -51,6 +63,45 @@ def unwrap_payloads(step: Step) -> None:
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
     step.tool_result = result
+
+
+def _call_record(args: dict[str, Any]) -> bool:
+    """A Python call recorded as ``{"args": [], "kwargs": {…}}`` beside flags of the call
+    (``sanitize_inputs_outputs``: a tracer's record of ``__call__(*args, **kwargs)``)."""
+    kwargs = args.get("kwargs")
+    if not isinstance(kwargs, dict) or args.get("args") not in (None, [], ()):
+        return False
+    return all(isinstance(v, bool) for k, v in args.items() if k not in ("args", "kwargs"))
+
+
+def _raw_output(step: Step, result: dict[str, Any]) -> Any:
+    """A result record that names its tool and holds the tool's own return value under one key
+    whose last word is ``output`` (LlamaIndex's ``ToolOutput``: ``{"blocks", "tool_name",
+    "raw_input", "raw_output", "is_error"}``) is that value; a true ``…error`` flag beside it
+    marks the call failed."""
+    if step.tool_name not in result.values() and step.name not in result.values():
+        return result
+    outputs = [key for key in result if key.rsplit("_", 1)[-1] == "output"]
+    if len(outputs) != 1:
+        return result
+    if any(result[key] is True for key in result if key.rsplit("_", 1)[-1] == "error"):
+        step.status = "error"
+    note(step, f"its result record names the tool: the result is its {outputs[0]!r}")
+    return result[outputs[0]]
+
+
+def _enveloped(step: Step, result: dict[str, Any]) -> Any:
+    """A result record that names its call (its values are the call's id and the tool's name,
+    nothing more) around one other value is an envelope: the result is that value (ADK's
+    ``FunctionResponse`` ``{"id", "name", "response"}``)."""
+    if not step.tool_call_id or step.tool_call_id not in result.values():
+        return result
+    naming = (step.tool_call_id, step.name)
+    own = [key for key, value in result.items() if value not in naming]
+    if len(own) == 1 and len(result) > 1:
+        note(step, f"its result record names the call around one value: the result is {own[0]!r}")
+        return result[own[0]]
+    return result
 
 
 def named_tool_spans(candidates: list[Step]) -> list[Step]:
