@@ -19,6 +19,7 @@ CAPTURES = sorted(p.parent.name for p in FIXTURES.glob("*/CLIENT.json"))
 CLIENT_KEYS = {"client", "versions", "instrumentation", "wire_format", "agent_name",
                "scenario_parts", "where", "gaps", "current_transform"}
 GAP_ASSERTIONS = {"input", "history", "system", "output", "tool_calls", "tool_args", "tool_results",
+                  "target",
                   "trajectory", "tokens", "workflow", "handoff", "nested_agent", "session",
                   "agent_name", "tool_spans", "history_tools", "workflow_shape"}
 WHERE_KEYS = {"user_question", "system_prompt", "history", "final_text", "tool_args",

@@ -77,11 +77,12 @@ def test_no_steps_is_not_scorable_and_the_reason_marks_unplanned_actions() -> No
         "✅ get weather: called\n❌ (unplanned) search flights: never asked")
 
 
-THINKING = "py-dspy-react-openinference"
-"""DSPy's ReAct writes a thought before each tool call (``next_thought``): a stated plan."""
+THINKING = ("py-dspy-react-openinference", "py-dspy-react-mlflow")
+"""DSPy's ReAct writes a thought before each tool call (``next_thought``): a stated plan (the
+same script, traced by OpenInference and by MLflow)."""
 
 
-@pytest.mark.parametrize("folder", sorted(f for f in INDEX if f != THINKING))
+@pytest.mark.parametrize("folder", sorted(f for f in INDEX if f not in THINKING))
 def test_captures_state_no_plan_so_they_are_not_scorable(folder: str, llm_server: Any) -> None:
     result = create_plan_adherence_scorer(judge(llm_server)).run_sync(
         traced_run(rows_of(folder, "turn1")))
@@ -90,10 +91,11 @@ def test_captures_state_no_plan_so_they_are_not_scorable(folder: str, llm_server
     assert llm_server.requests == []
 
 
-def test_a_react_agents_thoughts_are_its_stated_plan(llm_server: Any) -> None:
+@pytest.mark.parametrize("folder", THINKING)
+def test_a_react_agents_thoughts_are_its_stated_plan(folder: str, llm_server: Any) -> None:
     llm_server.script({"steps": []})
     result = create_plan_adherence_scorer(judge(llm_server)).run_sync(
-        traced_run(rows_of(THINKING, "turn1")))
+        traced_run(rows_of(folder, "turn1")))
     step = result.preprocess_step_result
     assert step["plan_statements"] >= 1 and "get_weather" in step["plan"]
 

@@ -13,7 +13,9 @@ still becomes a model call, a tool call or a run with its content:
   ``embedding``/``embedder``), or words that each are one and name one kind (``CHAT_MODEL``,
   not ``FunctionExecutor``); when several disagree, a unit of work (a model call, a tool, a
   step) wins over a run (a span of an agent's tool is a tool). Without one: a message list with
-  a model name or token counts is a model call; a tool name is a tool call.
+  a model name or token counts is a model call; a tool name is a tool call; a leaf span taking a
+  message list and giving out only assistant messages is a model call (its model, usage and
+  finish reason from the reply's metadata record).
 - **Values written as JSON**: an attribute whose whole value is the JSON text of a string
   (``"\"AGENT\""``: an exporter that JSON-encodes every value) is read as that string.
 - **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs``
@@ -28,11 +30,12 @@ still becomes a model call, a tool call or a run with its content:
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's or a tool's ``name`` (the traced object's own field),
   else an agent's ``…agent.name``/``…entity.name``, else the ``…agent_name`` its output record
-  declares; else the span name, without a ``kind:``
-  prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as the agent's
-  system prompt; ``…finish_reason``, else the first ``choices`` entry's of the output. On a
-  span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the agent run
-  stage 2 may find it to be (a plain span the app wrote around its own loop).
+  declares; an ``<object>.name`` attribute of a span named ``<object>.<method>`` names it
+  (``haystack.component.run`` with ``haystack.component.name``); else the span name, without
+  a ``kind:`` prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as
+  the agent's system prompt; ``…finish_reason``, else the first ``choices`` entry's of the
+  output. On a span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the
+  agent run stage 2 may find it to be (a plain span the app wrote around its own loop).
 - **Ids**: ``…session.id``/``…conversation.id`` and ``…user.id``, when one token (a sentence
   there is a placeholder: Logfire's ``[Scrubbed due to 'session']``).
 """
@@ -190,27 +193,60 @@ def _counts(record: dict[str, Any]) -> dict[str, int]:
 
 
 def message_list(value: Any) -> list[Msg] | None:
-    """Messages when ``value`` is a message list (items with roles), or a record holding one."""
+    """Messages when ``value`` is a message list (items with roles, or typed by a message class:
+    AutoGen's ``{"type": "SystemMessage", "content": …}``), or a record holding one."""
     value = parse_json(value)
-    if isinstance(value, list) and value and all(
-        isinstance(item, dict) and "role" in item for item in value
-    ):
+    if isinstance(value, list) and value and all(_message_item(item) for item in value):
         return parse_messages(value)
     if isinstance(value, dict):
         for key in ("messages", "history", "prompt", "input"):
             inner = parse_json(value.get(key))
-            if isinstance(inner, list) and inner and all(
-                isinstance(i, dict) and "role" in i for i in inner
-            ):
+            if isinstance(inner, list) and inner and all(_message_item(i) for i in inner):
                 msgs = parse_messages(inner) or []
                 return msgs
     return None
 
 
+def _messages_in_reply_out(step: Step) -> bool:
+    """A span whose input holds a message list and whose output is only assistant messages (a
+    reply, not the conversation): a model call, whatever it is named (Haystack's
+    ``haystack.agent.step.llm`` with ``{"messages": …}`` in and ``{"replies": …}`` out)."""
+    if step._input is None or step._output is None or not message_list(step.input):
+        return False
+    out = parse_messages(step.output, default_role="assistant") if isinstance(
+        step.output, (dict, list)) else None
+    return bool(out) and all(m.role == "assistant" for m in out or [])
+
+
+def _reply_meta(output: Any) -> dict[str, Any] | None:
+    """The metadata record of a reply message in an output (``{"replies": [{"role":
+    "assistant", "meta": {"model", "usage", "finish_reason"}}]}``): a record among the
+    message's values that names a model or holds a usage record."""
+    if not isinstance(output, dict):
+        return None
+    replies = [v for v in output.values() if isinstance(v, list) and len(v) == 1]
+    for listed in replies:
+        message = listed[0]
+        if isinstance(message, dict) and message.get("role") in ("assistant", "model"):
+            for value in message.values():
+                if isinstance(value, dict) and ("usage" in value or "model" in value):
+                    return value
+    return None
+
+
+def _message_item(item: Any) -> bool:
+    """A message record: one with a role, or one typed by a message class (``…Message``)."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    return "role" in item or (isinstance(kind, str) and kind.endswith("Message"))
+
+
 def answer_messages(value: Any) -> list[Msg] | None:
     """The answer in an output value: a message, a message list's last message, an OpenAI
-    ``choices`` list, an assistant message record under any key, plain text, or a list of one
-    text (a batch of one completion)."""
+    ``choices`` list, an assistant message record under any key, a completion record (its
+    ``content`` beside a ``finish_reason``: AutoGen's ``CreateResult``), plain text, or a list of
+    one text (a batch of one completion)."""
     value = parse_json(value)
     if isinstance(value, str):  # a repr (a stream's generator) is no answer
         return [Msg("assistant", [value])] if value.strip() and not is_repr(value) else None
@@ -229,6 +265,9 @@ def answer_messages(value: Any) -> list[Msg] | None:
             return listed[-1:]
         if value.get("role") in ("assistant", "model"):
             msg = parse_message(value)
+            return [msg] if msg is not None else None
+        if "finish_reason" in value and "content" in value:  # a completion record
+            msg = parse_message({"role": "assistant", "content": value["content"]})
             return [msg] if msg is not None else None
         held = held_messages(value, depth=1)  # ``{"response": {"role": "assistant", …}, …}``
         if len(held) == 1 and held[0].get("role") in ("assistant", "model"):
@@ -280,6 +319,8 @@ def adapt(span: Span, step: Step) -> None:
             kind = "model_generation"
         elif tool is not None:
             kind = "tool_call"
+        elif not span.children and _messages_in_reply_out(step):
+            kind = "model_generation"
     if kind is None:
         agent = first(attrs, "agent.name", "agent_name", "agentname")
         if agent is not None and not isinstance(agent, (dict, list)):
@@ -308,7 +349,7 @@ def fill(
     user = first(attrs, "user.id", "user_id", "userid")
     if id_like(user):
         step.user_id = step.user_id or str(user)
-    name = plain_name(span.name)
+    name = _named_object(span) or plain_name(span.name)
     if kind == "model_generation":
         step.hint = "llm_call"
         step.model = str(model) if model is not None else step.model or name
@@ -322,6 +363,13 @@ def fill(
         finish = first(attrs, "finish_reason", "finishreason")
         if finish is None and step._output is not None:
             finish = (_first_choice(step.output) or {}).get("finish_reason") or None
+        meta = _reply_meta(step.output) if step._output is not None else None
+        if meta is not None:  # what the reply message's own metadata says (Haystack's ``meta``)
+            if model is None and isinstance(meta.get("model"), str):
+                step.model = step.name = meta["model"]
+            if step.usage is None and isinstance(meta.get("usage"), dict):
+                step.usage = _counts(meta["usage"]) or None
+            finish = finish or meta.get("finish_reason") or None
         if finish is not None:
             step.finish_reason = str(finish)
     elif kind == "tool_call":
@@ -388,6 +436,15 @@ def _declared_agent_name(output: dict[str, Any]) -> str | None:
         if isinstance(found, str) and found:
             return found
     return None
+
+
+def _named_object(span: Span) -> str | None:
+    """The name a span gives the object its own name calls (``haystack.component.run`` with a
+    ``haystack.component.name`` attribute)."""
+    owner = span.name.rpartition(".")[0]
+    value = span.attributes.get(owner + ".name") if owner else None
+    value = parse_json_any(value) if isinstance(value, str) else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _own_name(attrs: dict[str, Any]) -> str | None:

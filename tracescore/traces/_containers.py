@@ -3,6 +3,9 @@
 Rules, once the agent runs are known (stage 2):
 
 - **Handoffs** first (``_control``): a handed-to run moves under the run that handed off.
+- **A tool span outside every run that no model call asked for** is not a tool call (a tool
+  call is a model's request) but a span like any other: a step of what holds it (MLflow types
+  a Haystack pipeline's plain components TOOL).
 - **Inside a run**, any span that is not a model call, a tool, a nested run or a declared step
   kind is plumbing (its children promoted): chains, graph nodes, per-step spans, and agent spans
   that hold only part of the run's loop.
@@ -60,6 +63,8 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
     if runs:
         handoffs(runs)
     run_ids = {id(r) for r in runs}
+    if runs:
+        _unasked_tools(work, run_ids)
     workflows: list[Step] = []
     for step in typed:
         if id(step) in run_ids:
@@ -90,6 +95,40 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
         if workflow.kind == "workflow_run" and id(workflow) not in done:
             done.add(id(workflow))
             _steps_of(workflow, verdicts, run_ids)
+
+
+def _unasked_tools(work: list[Step], run_ids: set[int]) -> None:
+    """Tool spans outside every run that no model call asked for (by call id or name) are not
+    tool calls: a tool call is a model's request. They are steps of whatever holds them
+    (MLflow types a Haystack pipeline's plain components TOOL)."""
+    outside = [w for w in work if w.kind in TOOL_KINDS and not _under_run(w, run_ids)]
+    if not outside:
+        return
+    ids: set[str] = set()
+    names: set[str] = set()
+    for call in work:
+        if call.is_model_call:
+            for msg in call.output_messages or []:
+                for asked in msg.calls:
+                    names.add(asked.name)
+                    if asked.id:
+                        ids.add(asked.id)
+    for tool in outside:
+        if tool.tool_call_id in ids or tool.tool_name in names or tool.name in names:
+            continue
+        tool.kind = "generic"
+        tool.hint = None
+        note(tool, "tool span outside every run that no model call asked for: not a tool call, "
+             "a step of what holds it")
+
+
+def _under_run(step: Step, run_ids: set[int]) -> bool:
+    node = step.parent
+    while node is not None:
+        if id(node) in run_ids:
+            return True
+        node = node.parent
+    return False
 
 
 def _in_agent_run(step: Step, run_ids: set[int]) -> bool:

@@ -52,11 +52,20 @@ _SKIP_TYPES = frozenset(
 
 
 def norm_role(value: Any, default: str = "user") -> str:
-    """A role in our four (system, user, assistant, tool); unknown roles keep their name."""
+    """A role in our four (system, user, assistant, tool); unknown roles keep their name. A
+    message class's name is read by its first word (``SystemMessage``, ``HumanMessage``,
+    ``AssistantMessage``, ``FunctionExecutionResultMessage`` → system, user, assistant, tool)."""
     if not isinstance(value, str) or not value:
         return default
     lowered = value.lower()
-    return _ROLES.get(lowered, lowered)
+    role = _ROLES.get(lowered)
+    if role is None and value.endswith("Message") and value[:1].isupper():
+        first = _CLASS_WORD.match(value)
+        role = _ROLES.get(first.group(0).lower()) if first else None
+    return role or lowered
+
+
+_CLASS_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z][a-z]*")
 
 
 def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | None:
@@ -279,6 +288,12 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             continue
         if ptype is None and _read_block(item, parts):
             continue
+        if ptype is None and len(item) == 1:  # a part keyed by its kind: {"tool_call": {…}}
+            ((key, inner),) = item.items()
+            if isinstance(inner, dict):
+                known = key in _CALL_TYPES or key in _RESULT_TYPES
+                _read_parts([{"type": key, **inner} if known else inner], parts)
+                continue
         if ptype is None and isinstance(item.get("content"), str):
             parts.append(item["content"])
         elif ptype is not None and isinstance(item.get("content"), str) and item["content"]:
@@ -305,8 +320,9 @@ def _typed(item: dict[str, Any]) -> Any:
 
 def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     """Untyped blocks: Gemini/ADK ``functionCall``/``function_call`` and ``functionResponse``,
-    Genkit ``toolRequest``/``toolResponse``, Bedrock/Strands ``toolUse``/``toolResult``. True
-    when the block was one of them."""
+    Genkit ``toolRequest``/``toolResponse``, Bedrock/Strands ``toolUse``/``toolResult``, call
+    records (``name`` + ``arguments``) and result records (``call_id`` + ``content``). True when
+    the block was one of them."""
     fc = item.get("functionCall") or item.get("function_call")
     if isinstance(fc, dict):
         parts.append(Call(fc.get("id"), str(fc.get("name") or ""), _args(fc.get("args"))))
@@ -319,6 +335,12 @@ def _read_block(item: dict[str, Any], parts: list[Part]) -> bool:
     if named and isinstance(item.get("arguments"), (dict, str)):
         # a call record (Haystack's ToolCall)
         parts.append(Call(item.get("id"), str(named), _args(item["arguments"])))
+        return True
+    call_id = item.get("call_id") or item.get("tool_call_id")
+    if call_id and isinstance(item.get("content"), str) and "arguments" not in item:
+        # a result record (AutoGen's FunctionExecutionResult: content, name, call_id, is_error)
+        parts.append(Result(str(call_id), item.get("name"), parse_json(item["content"]),
+                            item.get("is_error") is True))
         return True
     origin = item.get("origin")
     if isinstance(origin, dict) and "result" in item:
