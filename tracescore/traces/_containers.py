@@ -63,8 +63,6 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
     if runs:
         handoffs(runs)
     run_ids = {id(r) for r in runs}
-    if runs:
-        _unasked_tools(work, run_ids)
     workflows: list[Step] = []
     for step in typed:
         if id(step) in run_ids:
@@ -79,7 +77,9 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
                      "agent's loop (plumbing)")
         elif step.kind == "workflow_run":
             workflows.append(step)
-    containers = _candidates([*runs, *work], run_ids)
+    containers, outside = _candidates([*runs, *work], run_ids)
+    if runs and outside:
+        _unasked_tools(outside, work)
     containers.sort(key=lambda item: -item[0])
     verdicts: dict[int, str] = {}
     for _, step in containers:
@@ -97,13 +97,10 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
             _steps_of(workflow, verdicts, run_ids)
 
 
-def _unasked_tools(work: list[Step], run_ids: set[int]) -> None:
-    """Tool spans outside every run that no model call asked for (by call id or name) are not
-    tool calls: a tool call is a model's request. They are steps of whatever holds them
-    (MLflow types a Haystack pipeline's plain components TOOL)."""
-    outside = [w for w in work if w.kind in TOOL_KINDS and not _under_run(w, run_ids)]
-    if not outside:
-        return
+def _unasked_tools(outside: list[Step], work: list[Step]) -> None:
+    """Tool spans outside every run (``outside``) that no model call asked for (by call id or
+    name) are not tool calls: a tool call is a model's request. They are steps of whatever
+    holds them (MLflow types a Haystack pipeline's plain components TOOL)."""
     ids: set[str] = set()
     names: set[str] = set()
     for call in work:
@@ -122,15 +119,6 @@ def _unasked_tools(work: list[Step], run_ids: set[int]) -> None:
              "a step of what holds it")
 
 
-def _under_run(step: Step, run_ids: set[int]) -> bool:
-    node = step.parent
-    while node is not None:
-        if id(node) in run_ids:
-            return True
-        node = node.parent
-    return False
-
-
 def _in_agent_run(step: Step, run_ids: set[int]) -> bool:
     """True when the nearest run above ``step`` is an agent run (no workflow run between)."""
     node = step.parent
@@ -143,9 +131,12 @@ def _in_agent_run(step: Step, run_ids: set[int]) -> bool:
     return False
 
 
-def _candidates(items: list[Step], run_ids: set[int]) -> list[tuple[int, Step]]:
-    """Spans above runs and work that are not inside a run (depth, step): the containers."""
+def _candidates(items: list[Step], run_ids: set[int]) -> tuple[list[tuple[int, Step]],
+                                                                 list[Step]]:
+    """Spans above runs and work that are not inside a run (depth, step): the containers; and
+    the tool spans among ``items`` that are inside no run."""
     seen: dict[int, tuple[int, Step]] = {}
+    outside: list[Step] = []
     for item in items:
         path: list[Step] = []
         node = item.parent
@@ -158,6 +149,8 @@ def _candidates(items: list[Step], run_ids: set[int]) -> list[tuple[int, Step]]:
             node = node.parent
         if inside:
             continue  # work, or a run, inside a run
+        if item.kind in TOOL_KINDS:
+            outside.append(item)
         depth = len(path)
         for offset, above in enumerate(path):
             if (
@@ -166,7 +159,7 @@ def _candidates(items: list[Step], run_ids: set[int]) -> list[tuple[int, Step]]:
                 and not above.is_model_call
             ):
                 seen[id(above)] = (depth - 1 - offset, above)
-    return list(seen.values())
+    return list(seen.values()), outside
 
 
 def _plumbing(step: Step, why: str) -> None:

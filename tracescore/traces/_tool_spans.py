@@ -37,7 +37,7 @@ def unwrap_payloads(step: Step) -> None:
     args = step.tool_args
     if args is None and step._input is not None:
         args = step.input
-    if isinstance(args, dict) and _call_record(args):
+    if isinstance(args, dict) and "kwargs" in args and _call_record(args):
         args = args["kwargs"]
         note(step, "a Python call record: the arguments are its keyword arguments")
     elif isinstance(args, dict) and "input_str" in args:
@@ -54,7 +54,12 @@ def unwrap_payloads(step: Step) -> None:
     if isinstance(result, dict):
         if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
             result = result["output"]
-        result = _enveloped(step, _raw_output(step, result))
+        values = result.values()
+        if len(result) > 1 and (
+            (step.tool_call_id and step.tool_call_id in values)
+            or step.tool_name in values or step.name in values
+        ):  # a record that names its own call or tool: maybe an envelope
+            result = _enveloped(step, _raw_output(step, result))
         message = tool_message(result) if isinstance(result, dict) else None
         if message is not None:
             result = parse_json(message["content"])
