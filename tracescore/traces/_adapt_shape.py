@@ -25,8 +25,11 @@ still becomes a model call, a tool call or a run with its content:
   and ``…result`` when it has no input/output.
 - **Usage**: ``…prompt_tokens``/``…input_tokens``/``…completion_tokens``/``…output_tokens``/
   ``…total_tokens`` (any case, any prefix); else an attribute holding a JSON record of such
-  counts, under any key (Langfuse's ``langfuse.observation.usage_details``); else a ``usage``
-  record inside the output.
+  counts, under any key, or of bare ``input``/``output``/``total`` counts under a ``usage…``
+  key (Langfuse's ``langfuse.observation.usage_details``); else a ``usage`` record inside the
+  output.
+- **Metadata**: a ``….metadata.<name>`` attribute is the span's metadata ``<name>`` (a graph
+  node's ``langgraph_node``, whatever tracer prefixed it).
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's or a tool's ``name`` (the traced object's own field),
   else an agent's ``…agent.name``/``…entity.name``, else the ``…agent_name`` its output record
@@ -166,16 +169,33 @@ def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None
     ``usage``."""
     out = _counts(attrs)
     if not out:
-        for value in attrs.values():
-            if isinstance(value, str) and value.startswith("{") and "tokens" in value.lower():
+        for key, value in attrs.items():
+            if not (isinstance(value, str) and value.startswith("{")):
+                continue
+            if "tokens" in value.lower():
                 record = parse_json(value)
                 if isinstance(record, dict):
                     out = _counts(record)
-                    if out:
-                        break
+            elif words(last_segment(key))[:1] == ["usage"]:  # ``usage_details``: bare names
+                record = parse_json(value)
+                if isinstance(record, dict):
+                    out = _bare_counts(record)
+            if out:
+                break
     if not out and isinstance(output, dict) and isinstance(output.get("usage"), dict):
         out = _counts(output["usage"])
     return out or None
+
+
+def _bare_counts(record: dict[str, Any]) -> dict[str, int]:
+    """The counts of a usage record that names them bare (``{"input": 182, "output": 12,
+    "total": 194}``: Langfuse's ``usage_details``)."""
+    out: dict[str, int] = {}
+    for name in ("input", "output", "total"):
+        count = to_int(record.get(name))
+        if count is not None:
+            out[name + "_tokens"] = count
+    return out
 
 
 def _counts(record: dict[str, Any]) -> dict[str, int]:
@@ -295,6 +315,10 @@ def claims(span: Span) -> bool:
 def adapt(span: Span, step: Step) -> None:
     """Fill ``step`` from what the span's keys and values are shaped like."""
     attrs = span.attributes
+    for key, value in attrs.items():  # ``….metadata.<name>``: the span's metadata
+        _, found, name = key.partition(".metadata.")
+        if found and name and "." not in name and name not in step.metadata:
+            step.metadata[name] = parse_json_any(value) if isinstance(value, str) else value
     if step._input is None:
         raw = io_value(attrs, "input")
         if raw is not None:
