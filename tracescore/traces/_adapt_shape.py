@@ -355,6 +355,17 @@ def adapt(span: Span, step: Step) -> None:
     fill(step, span, kind, listed_key=listed_key, model=model, tool=tool)
 
 
+def tool_task(span: Span, step: Step) -> None:
+    """A task span (a unit of work a convention typed no further) that names a tool is that
+    tool's execution."""
+    tool = first(span.attributes, "tool.name", "tool_name", "toolname")
+    if tool is None or isinstance(tool, (dict, list)):
+        return
+    step.kind = "tool_call"
+    step.hint = "shape"
+    fill(step, span, "tool_call", tool=tool)
+
+
 def fill(
     step: Step,
     span: Span,
@@ -418,7 +429,7 @@ def fill(
         named = name if name != span.name else None  # ``subagent:weather_agent``
         agent = named or _own_name(attrs) or first(attrs, "agent.name", "entity.name")
         if agent is None and step._output is not None and isinstance(step.output, dict):
-            agent = _declared_agent_name(step.output)
+            agent = declared_agent_name(step.output)
         step.name = str(agent or name)
         step.agent_id = step.name
         instructions = first(attrs, "instructions", "system_prompt")
@@ -452,7 +463,7 @@ def _model_inputs(source: Any, step: Step) -> list[Msg] | None:
     return message_list(step.input) if step._input is not None else None
 
 
-def _declared_agent_name(output: dict[str, Any]) -> str | None:
+def declared_agent_name(output: dict[str, Any]) -> str | None:
     """The ``…agent_name`` an agent's output record declares, at its top or one record down
     (LlamaIndex's ``{"result": {"current_agent_name": …}}``)."""
     for record in (output, *(v for v in output.values() if isinstance(v, dict))):
@@ -488,6 +499,7 @@ __all__ = [
     "adapt",
     "answer_messages",
     "claims",
+    "declared_agent_name",
     "fill",
     "first",
     "io_value",
@@ -495,6 +507,7 @@ __all__ = [
     "last_segment",
     "message_list",
     "plain_name",
+    "tool_task",
     "usage_of",
     "words",
 ]

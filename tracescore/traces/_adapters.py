@@ -103,6 +103,10 @@ def adapt_span(span: Span) -> Step:
         _adapt_shape.adapt(span, step)
         if step.hint == "shape" or step.kind != "generic":
             step.convention = "shape"
+    elif step.kind == "generic" and step.hint == "chain":
+        # A task a convention left untyped still executes a tool when it names one
+        # (``tool.name`` beside ``traceloop.span.kind = task``).
+        _adapt_shape.tool_task(span, step)
     return step
 
 

@@ -32,6 +32,12 @@ Rules:
   that declares an answer of its own (its output says one, ``_run_io.declared_answer``) is a
   run (OpenInference's ADK agent span, whose framework calls its model through another client).
 
+- **An agent whose model calls were not traced, found from what its steps give out**: with no
+  model call traced anywhere and no run found, the innermost span whose steps give out a
+  conversation (a message list with a user message) and later an assistant's answer is an
+  agent run: its input the conversation (the last one given out before its first tool call),
+  its output the answer's record, its name the ``…agent_name`` that record declares.
+
 Other declared agents that run nothing are left for stage 3 (containers).
 """
 
@@ -40,12 +46,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._adapt_generic import method_owner, template_name
+from ._adapt_shape import declared_agent_name, message_list
 from ._control import carries_name
 from ._loops import continues, conversations, facts_of
+from ._messages import held_messages
 from ._run_io import declared_answer
 from ._run_text import reads_as
 from ._scope import depth_of
-from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
+from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Msg, Step, note
 
 
 def graph_node(step: Step) -> bool:
@@ -103,6 +111,8 @@ def find_agent_runs(
         found.extend(_handing_off(loose, found))
     if loose or (tools and not found):
         found.extend(_plain_roots(roots, found))
+    if not calls and not found:
+        found.extend(_untraced_runs(roots, tools))
     found = list(dict.fromkeys(found))
     found.sort(key=depth_of)
     return found
@@ -127,6 +137,64 @@ def _plain_roots(roots: list[Step], found: list[Step]) -> list[Step]:
                         "implicit agent run")
             out.append(root)
     return out
+
+
+def _untraced_runs(roots: list[Step], tools: list[Step]) -> list[Step]:
+    """With no model call traced anywhere: a span whose steps hand around a conversation (a
+    message list with a user message, given out by one step) and, later, an assistant's answer
+    (given out by a later step) is an agent run whose model calls were not traced; the
+    innermost such spans (LlamaIndex's agent workflow through OpenLLMetry, whose steps give out
+    the messages the model was handed and the agent's result)."""
+    out: list[Step] = []
+    for root in roots:
+        for step in root.walk():
+            if step.kind not in ("generic", "workflow_run") or len(step.children) < 2:
+                continue
+            if any(_within(run, step) for run in out):
+                continue
+            found = _conversation_and_answer(step, tools)
+            if found is None:
+                continue
+            conversation, answer = found
+            for run in [r for r in out if _within(step, r)]:
+                out.remove(run)  # an inner span holds the conversation: it is the run
+            if step.agent_id is None and isinstance(answer.output, dict):
+                step.agent_id = declared_agent_name(answer.output)
+            _make_agent(step, "its steps hand around a conversation and then an assistant's "
+                        "answer, with no model call traced: an agent run whose model calls "
+                        "were not traced")
+            step.input_messages = conversation
+            if step._output is None:
+                step.output = answer.output
+            out.append(step)
+    return out
+
+
+def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], Step] | None:
+    """The conversation a span's steps hand around (the last message list with a user message
+    given out before its first tool call, else before its answer) and the child that gives out
+    its answer (the last one whose output holds an assistant message), or None."""
+    children = sorted(step.children, key=lambda c: c.start_time_ns)
+    answer = None
+    for child in reversed(children):
+        if child._output is not None and isinstance(child.output, dict) and any(
+            m.get("role") == "assistant" for m in held_messages(child.output)
+        ):
+            answer = child
+            break
+    if answer is None:
+        return None
+    first_tool = min((t.start_time_ns for t in tools if _within(t, step)), default=None)
+    conversation: list[Msg] | None = None
+    for child in children:
+        if child is answer or (first_tool is not None and child.start_time_ns >= first_tool):
+            break
+        if child._output is None:
+            continue
+        msgs = message_list(child.output)
+        if msgs and any(m.role == "user" for m in msgs):
+            conversation = msgs
+    return (conversation, answer) if conversation else None
 
 
 def _declared_owner(call: Step) -> Step | None:

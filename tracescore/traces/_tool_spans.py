@@ -59,7 +59,13 @@ def unwrap_payloads(step: Step) -> None:
             (step.tool_call_id and step.tool_call_id in values)
             or step.tool_name in values or step.name in values
         ):  # a record that names its own call or tool: maybe an envelope
-            result = _enveloped(step, _raw_output(step, result))
+            for _ in range(3):  # an envelope around an envelope (LlamaIndex's tool result)
+                inner = _raw_output(step, result)
+                if inner is result or not isinstance(inner, dict):
+                    result = inner
+                    break
+                result = inner
+            result = _enveloped(step, result) if isinstance(result, dict) else result
         message = tool_message(result) if isinstance(result, dict) else None
         if message is not None:
             result = parse_json(message["content"])
