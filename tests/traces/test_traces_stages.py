@@ -333,3 +333,43 @@ def test_a_targeted_plain_span_over_a_model_call_loop_is_an_agent() -> None:
     data = scorer_input(trace, inner)
     assert data["kind"] == "agent"
     assert data["output"][0]["content"] == A
+
+
+def test_with_no_model_call_traced_the_span_whose_steps_hand_around_a_conversation_is_the_run(
+) -> None:
+    """Class 10: no model call anywhere; the innermost span whose steps give out a conversation
+    (a message list with the user's message) and then an assistant's answer is the agent run,
+    its input that conversation and its output that answer; the span around it is not a run
+    (LlamaIndex's agent workflow through OpenLLMetry)."""
+    outer, inner, tool = span_id(), span_id(), span_id()
+    conversation = {"input": [{"role": "system", "content": SYSTEM},
+                              {"role": "user", "content": Q}]}
+    answer = {"result": {"response": {"role": "assistant", "content": A},
+                         "current_agent_name": "oslo_agent"}}
+    rows = [
+        row("app", span_id=outer, start_ms=0, end_ms=30,
+            attributes={"output": json.dumps({"messages": [{"role": "user", "content": Q}]})}),
+        row("step.setup", span_id=span_id(), parent=outer, start_ms=1, end_ms=2,
+            attributes={"output": json.dumps(conversation)}),
+        row("agent.run", span_id=inner, parent=outer, start_ms=3, end_ms=20),
+        row("step.setup", span_id=span_id(), parent=inner, start_ms=4, end_ms=5,
+            attributes={"output": json.dumps(conversation)}),
+        row("step.tool", span_id=tool, parent=inner, start_ms=6, end_ms=7,
+            attributes={"tool.name": "get_weather", "tool.arguments": '{"city": "Oslo"}',
+                        "output": json.dumps(TOOL_RESULT)}),
+        row("step.finish", span_id=span_id(), parent=inner, start_ms=8, end_ms=9,
+            attributes={"output": json.dumps(answer)}),
+        row("step.finish", span_id=span_id(), parent=outer, start_ms=21, end_ms=22,
+            attributes={"output": json.dumps(answer)}),
+    ]
+    trace = Trace.from_rows(rows)
+    assert find_target_spans(trace, "agent_run") == [inner]
+    run = trace_to_agent_run(trace)
+    assert run.span_id == inner
+    assert [(m.role, m.content) for m in run.input.input_messages] == [("user", Q)]
+    assert [m.content for m in run.input.system_messages] == [SYSTEM]
+    assert run.output[0].content == A
+    assert [(i.tool_name, i.args) for i in run.output[0].tool_invocations] == [
+        ("get_weather", {"city": "Oslo"})]
+    assert _kinds(trace)["app"] != "agent_run"
+    assert {s.span_id: s.name for r in trace.steps for s in r.walk()}[inner] == "oslo_agent"

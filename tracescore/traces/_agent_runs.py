@@ -33,10 +33,11 @@ Rules:
   run (OpenInference's ADK agent span, whose framework calls its model through another client).
 
 - **An agent whose model calls were not traced, found from what its steps give out**: with no
-  model call traced anywhere and no run found, the innermost span whose steps give out a
-  conversation (a message list with a user message) and later an assistant's answer is an
-  agent run: its input the conversation (the last one given out before its first tool call),
-  its output the answer's record, its name the ``…agent_name`` that record declares.
+  model call traced anywhere and no run found (before the plain-root rule), the innermost span
+  whose steps give out a conversation (a message list with a user message) and later an
+  assistant's answer is an agent run: its input the conversation (the last one given out
+  before its first tool call), its output the answer's record, its name the ``…agent_name``
+  that record declares.
 
 Other declared agents that run nothing are left for stage 3 (containers).
 """
@@ -109,10 +110,10 @@ def find_agent_runs(
         loose.sort(key=lambda c: c.start_time_ns)
         found.extend(_implicit_runs(loose, tools, len(roots)))
         found.extend(_handing_off(loose, found))
-    if loose or (tools and not found):
-        found.extend(_plain_roots(roots, found))
     if not calls and not found:
         found.extend(_untraced_runs(roots, tools))
+    if loose or (tools and not found):
+        found.extend(_plain_roots(roots, found))
     found = list(dict.fromkeys(found))
     found.sort(key=depth_of)
     return found
@@ -145,28 +146,26 @@ def _untraced_runs(roots: list[Step], tools: list[Step]) -> list[Step]:
     (given out by a later step) is an agent run whose model calls were not traced; the
     innermost such spans (LlamaIndex's agent workflow through OpenLLMetry, whose steps give out
     the messages the model was handed and the agent's result)."""
-    out: list[Step] = []
+    found: list[tuple[Step, list[Msg], Step]] = []
     for root in roots:
         for step in root.walk():
-            if step.kind not in ("generic", "workflow_run") or len(step.children) < 2:
-                continue
-            if any(_within(run, step) for run in out):
-                continue
-            found = _conversation_and_answer(step, tools)
-            if found is None:
-                continue
-            conversation, answer = found
-            for run in [r for r in out if _within(step, r)]:
-                out.remove(run)  # an inner span holds the conversation: it is the run
-            if step.agent_id is None and isinstance(answer.output, dict):
-                step.agent_id = declared_agent_name(answer.output)
-            _make_agent(step, "its steps hand around a conversation and then an assistant's "
-                        "answer, with no model call traced: an agent run whose model calls "
-                        "were not traced")
-            step.input_messages = conversation
-            if step._output is None:
-                step.output = answer.output
-            out.append(step)
+            if step.kind in ("generic", "workflow_run") and len(step.children) > 1:
+                held = _conversation_and_answer(step, tools)
+                if held is not None:
+                    found.append((step, *held))
+    out: list[Step] = []
+    for step, conversation, answer in found:
+        if any(inner is not step and _within(inner, step) for inner, _, _ in found):
+            continue  # a span inside it hands the conversation around: that one is the run
+        if step.agent_id is None and isinstance(answer.output, dict):
+            step.agent_id = declared_agent_name(answer.output)
+        _make_agent(step, "its steps hand around a conversation and then an assistant's "
+                    "answer, with no model call traced: an agent run whose model calls were "
+                    "not traced")
+        step.input_messages = conversation
+        if step._output is None:
+            step.output = answer.output
+        out.append(step)
     return out
 
 
