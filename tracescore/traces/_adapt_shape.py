@@ -49,7 +49,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._messages import held_messages, parse_message, parse_messages
+from ._messages import held_messages, message_record, parse_message, parse_messages
 from ._run_text import is_repr
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
@@ -216,12 +216,12 @@ def message_list(value: Any) -> list[Msg] | None:
     """Messages when ``value`` is a message list (items with roles, or typed by a message class:
     AutoGen's ``{"type": "SystemMessage", "content": …}``), or a record holding one."""
     value = parse_json(value)
-    if isinstance(value, list) and value and all(_message_item(item) for item in value):
+    if isinstance(value, list) and value and all(message_record(item) for item in value):
         return parse_messages(value)
     if isinstance(value, dict):
         for key in ("messages", "history", "prompt", "input"):
             inner = parse_json(value.get(key))
-            if isinstance(inner, list) and inner and all(_message_item(i) for i in inner):
+            if isinstance(inner, list) and inner and all(message_record(i) for i in inner):
                 msgs = parse_messages(inner) or []
                 return msgs
     return None
@@ -235,7 +235,7 @@ def _messages_in_reply_out(step: Step) -> bool:
         return False
     out = parse_messages(step.output, default_role="assistant") if isinstance(
         step.output, (dict, list)) else None
-    return bool(out) and all(m.role == "assistant" for m in out or [])
+    return bool(out) and all(m.role == "assistant" for m in out or ())
 
 
 def _reply_meta(output: Any) -> dict[str, Any] | None:
@@ -252,14 +252,6 @@ def _reply_meta(output: Any) -> dict[str, Any] | None:
                 if isinstance(value, dict) and ("usage" in value or "model" in value):
                     return value
     return None
-
-
-def _message_item(item: Any) -> bool:
-    """A message record: one with a role, or one typed by a message class (``…Message``)."""
-    if not isinstance(item, dict):
-        return False
-    kind = item.get("type")
-    return "role" in item or (isinstance(kind, str) and kind.endswith("Message"))
 
 
 def answer_messages(value: Any) -> list[Msg] | None:
@@ -477,16 +469,19 @@ def _named_object(span: Span) -> str | None:
     """The name a span gives the object its own name calls (``haystack.component.run`` with a
     ``haystack.component.name`` attribute)."""
     owner = span.name.rpartition(".")[0]
-    value = span.attributes.get(owner + ".name") if owner else None
-    value = parse_json_any(value) if isinstance(value, str) else None
-    return value if isinstance(value, str) and value.strip() else None
+    return _text_attr(span.attributes, owner + ".name") if owner else None
 
 
 def _own_name(attrs: dict[str, Any]) -> str | None:
     """A ``name`` attribute: the name field of the object the span traced (an agent's, a
     tool's), as a tracer that records an object's fields writes it."""
-    value = attrs.get("name")
-    value = parse_json_any(value) if isinstance(value, str) and value.strip() else None
+    return _text_attr(attrs, "name")
+
+
+def _text_attr(attrs: dict[str, Any], key: str) -> str | None:
+    """The text of attribute ``key`` (JSON text of a string read as the string), if not blank."""
+    value = attrs.get(key)
+    value = parse_json_any(value) if isinstance(value, str) else None
     return value if isinstance(value, str) and value.strip() else None
 
 

@@ -295,11 +295,10 @@ def io_match(container: Step, run: Step) -> bool | None:
     are those of ``run`` (None: it carries neither)."""
     wanted_in, wanted_out = run_io(run, own_calls(run))
     checks = []
-    if not wanted_in:
-        pass  # the run shows nothing it took in (its model calls were not traced)
-    elif container._input is not None:
+    # (a run that shows nothing it took in, its model calls not traced, is compared by output)
+    if wanted_in and container._input is not None:
         checks.append(reads_as(container.input, wanted_in))
-    elif container.has_input_messages:  # given as messages (a GenAI span's user message)
+    elif wanted_in and container.has_input_messages:  # given as messages (a GenAI user message)
         asked = [m.text for m in container.input_messages or [] if m.role == "user" and m.text]
         checks.append(reads_as(asked, wanted_in))
     if container._output is not None:

@@ -30,7 +30,7 @@ from tracescore.model import AgentInput, Message
 
 from ._control import answers_as_text
 from ._message_out import merge_conversation, to_message
-from ._messages import norm_role, parse_messages
+from ._messages import held_messages, norm_role, parse_messages
 from ._run_io import current_turn, user_text
 from ._run_text import is_repr, texts_of
 from ._scope import own_model_steps
@@ -64,7 +64,7 @@ def _message_list(value: Any, depth: int) -> list[Any] | None:
         return None
     if isinstance(value, dict):
         texts = [v for v in value.values() if isinstance(v, str) and v.strip() and not is_repr(v)]
-        held = [v for v in value.values() if isinstance(v, dict) and "role" in v]
+        held = held_messages(value, depth=1)
         if len(held) == 1 and not any(len(t.split()) > 1 for t in texts):
             return held  # one message record beside ids only (ADK's run request: new_message)
         if texts:

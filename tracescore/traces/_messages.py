@@ -146,9 +146,20 @@ def _message_list_in(record: dict[str, Any]) -> list[Any] | None:
     return None
 
 
+def message_record(item: Any) -> bool:
+    """A message record: one with a ``role``, or one typed by a message class (AutoGen's
+    ``{"type": "SystemMessage", "content": …}``)."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    return "role" in item or (isinstance(kind, str) and kind.endswith("Message"))
+
+
 def _message_item(item: Any) -> bool:
+    """A message in any form a list of messages holds: a message record, a record holding one
+    (``{"message": {…}}``), a LangChain serialisation, or a repr with a role."""
     if isinstance(item, dict):
-        return "role" in item or (
+        return message_record(item) or (
             isinstance(item.get("message"), dict) and _message_item(item["message"])
         ) or langchain_message(item) is not None
     return isinstance(item, str) and is_repr(item) and "role=" in item
@@ -681,6 +692,7 @@ def _text_calls(text: str) -> list[Call]:
 __all__ = [
     "flattened_messages",
     "held_messages",
+    "message_record",
     "norm_role",
     "parse_message",
     "parse_messages",

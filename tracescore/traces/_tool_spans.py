@@ -59,13 +59,12 @@ def unwrap_payloads(step: Step) -> None:
             (step.tool_call_id and step.tool_call_id in values)
             or step.tool_name in values or step.name in values
         ):  # a record that names its own call or tool: maybe an envelope
-            for _ in range(3):  # an envelope around an envelope (LlamaIndex's tool result)
+            while isinstance(result, dict):  # an envelope in an envelope (LlamaIndex's)
                 inner = _raw_output(step, result)
-                if inner is result or not isinstance(inner, dict):
-                    result = inner
+                if inner is result:
+                    result = _enveloped(step, result)
                     break
                 result = inner
-            result = _enveloped(step, result) if isinstance(result, dict) else result
         message = tool_message(result) if isinstance(result, dict) else None
         if message is not None:
             result = parse_json(message["content"])
