@@ -20,9 +20,11 @@ still becomes a model call, a tool call or a run with its content:
   (``"\"AGENT\""``: an exporter that JSON-encodes every value) is read as that string.
 - **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs``
   (``input``, ``…:input``, ``…_input``, ``…spanInputs``); a message list under any
-  key (``…messages``, ``…prompt``) as the model's input; an output record's ``message``/
-  ``messages``/``choices`` as its answer; a tool's ``…arguments``/``…args``/``…parameters``
-  and ``…result`` when it has no input/output.
+  key (``…messages``, ``…prompt``) as the model's input (items with roles, typed by a message
+  class, or typed as a tool call or its result: the Responses API's items; a request record's
+  ``instructions``/``system`` text beside them as the system prompt); an output record's
+  ``message``/``messages``/``choices``/``output`` list as its answer; a tool's
+  ``…arguments``/``…args``/``…parameters`` and ``…result`` when it has no input/output.
 - **Usage**: ``…prompt_tokens``/``…input_tokens``/``…completion_tokens``/``…output_tokens``/
   ``…total_tokens`` (any case, any prefix); else an attribute holding a JSON record of such
   counts, under any key, or of bare ``input``/``output``/``total`` counts under a ``usage…``
@@ -49,7 +51,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._messages import held_messages, message_record, parse_message, parse_messages
+from ._messages import (
+    conversation_item,
+    held_messages,
+    parse_message,
+    parse_messages,
+    request_system,
+)
 from ._run_text import is_repr
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
@@ -214,15 +222,20 @@ def _counts(record: dict[str, Any]) -> dict[str, int]:
 
 def message_list(value: Any) -> list[Msg] | None:
     """Messages when ``value`` is a message list (items with roles, or typed by a message class:
-    AutoGen's ``{"type": "SystemMessage", "content": …}``), or a record holding one."""
+    AutoGen's ``{"type": "SystemMessage", "content": …}``, or as a tool call or its result: the
+    Responses API's items), or a record holding one (a request, with the system text it
+    declares beside it; a Responses API response's ``output``)."""
     value = parse_json(value)
-    if isinstance(value, list) and value and all(message_record(item) for item in value):
+    if isinstance(value, list) and value and all(conversation_item(item) for item in value):
         return parse_messages(value)
     if isinstance(value, dict):
-        for key in ("messages", "history", "prompt", "input"):
+        for key in ("messages", "history", "prompt", "input", "output"):
             inner = parse_json(value.get(key))
-            if isinstance(inner, list) and inner and all(message_record(i) for i in inner):
+            if isinstance(inner, list) and inner and all(conversation_item(i) for i in inner):
                 msgs = parse_messages(inner) or []
+                system = request_system(value)
+                if system is not None and not any(m.role == "system" for m in msgs):
+                    msgs.insert(0, Msg("system", [system]))
                 return msgs
     return None
 
@@ -274,7 +287,7 @@ def answer_messages(value: Any) -> list[Msg] | None:
             return [msg] if msg is not None else None
         listed = message_list(value)
         if listed:
-            return listed[-1:]
+            return _last_turn(listed)
         if value.get("role") in ("assistant", "model"):
             msg = parse_message(value)
             return [msg] if msg is not None else None
@@ -289,8 +302,21 @@ def answer_messages(value: Any) -> list[Msg] | None:
         if len(value) == 1 and isinstance(value[0], str):  # a batch of one completion (DSPy's LM)
             return answer_messages(value[0])
         listed = message_list(value)
-        return listed[-1:] if listed else None
+        return _last_turn(listed) if listed else None
     return None
+
+
+def _last_turn(msgs: list[Msg]) -> list[Msg]:
+    """The last message of a list, joined with the assistant messages right before it when it
+    is the assistant's (a Responses API output: one item per call or text)."""
+    start = len(msgs) - 1
+    if msgs[start].role != "assistant":
+        return msgs[start:]
+    while start > 0 and msgs[start - 1].role == "assistant":
+        start -= 1
+    if start == len(msgs) - 1:
+        return msgs[start:]
+    return [Msg("assistant", [p for m in msgs[start:] for p in m.parts], id=msgs[-1].id)]
 
 
 def plain_name(name: str) -> str:

@@ -92,8 +92,14 @@ def _message_shaped(item: Any) -> bool:
 
 
 def conversation(agent: Step) -> list[Msg]:
-    """The messages the model was first given in this run (the run's own input as a fallback)."""
-    for step in own_model_steps(agent):
+    """The messages the model was first given in this run: its first model call's, else a
+    wrapper's (a wrapper's copy may leave out what the request declared beside them, such as
+    the Responses API's ``instructions``); the run's own input as a fallback."""
+    steps = own_model_steps(agent)
+    for step in steps:
+        if step.is_model_call and step.input_messages:
+            return step.input_messages
+    for step in steps:
         if step.input_messages:
             return step.input_messages
     return own_input(agent)

@@ -84,8 +84,8 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
             inner = value.get(key)
             if isinstance(inner, list):
                 msgs = parse_messages(inner, default_role=default_role) or []
-                system = value.get("system")
-                if isinstance(system, str) and system:
+                system = request_system(value)
+                if system is not None:
                     msgs.insert(0, Msg("system", [system]))
                 return msgs
         if "role" not in value:
@@ -153,6 +153,26 @@ def message_record(item: Any) -> bool:
         return False
     kind = item.get("type")
     return "role" in item or (isinstance(kind, str) and kind.endswith("Message"))
+
+
+def conversation_item(item: Any) -> bool:
+    """An item of a conversation list: a message record, or an item typed as a tool call the
+    model made or a result handed back (the OpenAI Responses API's ``function_call`` and
+    ``function_call_output`` beside its role messages)."""
+    if message_record(item):
+        return True
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind in _CALL_TYPES or kind in _RESULT_TYPES
+
+
+def request_system(record: dict[str, Any]) -> str | None:
+    """The system text a model request record declares beside its messages (``system``, as
+    Anthropic's API takes it; ``instructions``, as OpenAI's Responses API does)."""
+    for key in ("system", "instructions"):
+        text = record.get(key)
+        if isinstance(text, str) and text:
+            return text
+    return None
 
 
 def _message_item(item: Any) -> bool:
@@ -692,7 +712,9 @@ def _text_calls(text: str) -> list[Call]:
 __all__ = [
     "flattened_messages",
     "held_messages",
+    "conversation_item",
     "message_record",
+    "request_system",
     "norm_role",
     "parse_message",
     "parse_messages",

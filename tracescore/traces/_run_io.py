@@ -12,7 +12,9 @@ run's conversation (``_conversation``) and its answer (``_agent``):
 - **The declared answer** is the run's own output when it says one: plain text (never a repr),
   a message list's last assistant text (a message record under any key of a record: an ADK
   event's ``content``), or a record with one text field — with several, the one
-  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``). A declared answer
+  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``); a record's text that
+  its model calls did not write last is no answer when it has model calls (the Agents SDK's
+  ``{"output_type": "str"}`` under MLflow declares a type, not the answer). A declared answer
   that is the last model call's text with other surrounding whitespace is that text: the
   framework's rendering of the model's answer (Strands adds a newline per text block).
 """
@@ -104,9 +106,9 @@ def _declared(run: Step, calls: list[Step]) -> str | None:
         if msg.role == "assistant" and msg.text and not is_repr(msg.text):
             return msg.text
     texts = [v for v in value.values() if isinstance(v, str) and v.strip() and not is_repr(v)]
-    if len(texts) == 1:
-        return texts[0]
     completion = last_text(calls)
+    if len(texts) == 1 and (not calls or texts[0].strip() in completion):
+        return texts[0]
     placed = [(completion.rfind(t), t) for t in texts if completion and t in completion]
     return max(placed)[1] if placed else None
 
