@@ -42,7 +42,9 @@ still becomes a model call, a tool call or a run with its content:
   output. On a span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the
   agent run stage 2 may find it to be (a plain span the app wrote around its own loop).
 - **Ids**: ``…session.id``/``…conversation.id`` and ``…user.id``, when one token (a sentence
-  there is a placeholder: Logfire's ``[Scrubbed due to 'session']``).
+  there is a placeholder: Logfire's ``[Scrubbed due to 'session']``); an agent run's input
+  record's ids the same way (the arguments it was called with: Pydantic AI's
+  ``conversation_id``).
 """
 
 from __future__ import annotations
@@ -51,11 +53,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ._identity import session_id_of, user_id_of
 from ._messages import (
     conversation_item,
     held_messages,
     parse_message,
     parse_messages,
+    record_side,
     request_system,
 )
 from ._run_text import is_repr
@@ -291,6 +295,9 @@ def answer_messages(value: Any) -> list[Msg] | None:
         if value.get("role") in ("assistant", "model"):
             msg = parse_message(value)
             return [msg] if msg is not None else None
+        if record_side(value) == "assistant":  # a response record of parts
+            msgs = parse_messages(value, default_role="assistant")
+            return _last_turn(msgs) if msgs else None
         if "finish_reason" in value and "content" in value:  # a completion record
             msg = parse_message({"role": "assistant", "content": value["content"]})
             return [msg] if msg is not None else None
@@ -455,6 +462,10 @@ def fill(
             step.system = [instructions]
         if step._output is not None:
             step.output_messages = Lazy(_model_outputs, step)
+        if step._input is not None and isinstance(step.input, dict):
+            # ids the run was called with (Pydantic AI's ``conversation_id`` argument)
+            step.conversation_id = step.conversation_id or session_id_of(step.input)
+            step.user_id = step.user_id or user_id_of(step.input)
     elif kind == "workflow_run":
         step.name = str(first(attrs, "workflow.name") or name)
         step.workflow_id = step.name

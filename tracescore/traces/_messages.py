@@ -41,9 +41,12 @@ _CALL_TYPES = frozenset(
     {"tool_call", "tool-call", "tool_use", "function_call", "tool_call_request"}
 )
 _RESULT_TYPES = frozenset(
-    {"tool_call_response", "tool-result", "tool_result", "function_call_output",
+    {"tool_call_response", "tool-result", "tool_result", "tool-return", "function_call_output",
      "function_call_result"}
 )
+_SIDES = {"request": "user", "response": "assistant"}
+"""The role of a message record that says only whether it is a request to the model or its
+response (``kind``)."""
 _FOUR_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text", "message_content"})
 _SKIP_TYPES = frozenset(
@@ -89,6 +92,8 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
                     msgs.insert(0, Msg("system", [system]))
                 return msgs
         if "role" not in value:
+            if record_side(value) is not None:
+                return parse_messages([value], default_role=default_role)
             inner = _message_list_in(value)
             if inner is not None:
                 return parse_messages(inner, default_role=default_role)
@@ -98,9 +103,10 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
         value = _one_of_batch(value)
         out: list[Msg] = []
         for item in value:
-            msg = parse_message(item, default_role=default_role)
-            if msg is not None:
-                out.append(msg)
+            for each in _by_role(item) if record_side(item) is not None else (item,):
+                msg = parse_message(each, default_role=default_role)
+                if msg is not None:
+                    out.append(msg)
         return text_tool_roles(out)
     return [Msg(default_role, [text_of(value)])]
 
@@ -155,11 +161,43 @@ def message_record(item: Any) -> bool:
     return "role" in item or (isinstance(kind, str) and kind.endswith("Message"))
 
 
+def record_side(item: Any) -> str | None:
+    """The role of a message record that holds parts and says by its ``kind`` only whether it
+    is a request to the model or its response (Pydantic AI's ``ModelRequest`` /
+    ``ModelResponse``), else None."""
+    if not isinstance(item, dict) or "role" in item or not isinstance(item.get("parts"), list):
+        return None
+    kind = item.get("kind")
+    return _SIDES.get(kind) if isinstance(kind, str) else None
+
+
+def _by_role(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A request or response record (``record_side``) as one message record per role, in order:
+    its ``instructions`` as the system's, then its parts, each part whose kind starts with a
+    role word (``system-prompt``, ``user-prompt``) that role's, the others the record's."""
+    side = record_side(record) or "user"
+    out: list[dict[str, Any]] = []
+    system = record.get("instructions")
+    if isinstance(system, str) and system:
+        out.append({"role": "system", "content": system})
+    for part in record["parts"]:
+        kind = (part.get("type") or _typed(part)) if isinstance(part, dict) else None
+        role = side
+        if isinstance(kind, str) and kind not in _CALL_TYPES and kind not in _RESULT_TYPES:
+            head, dash, _ = kind.replace("_", "-").partition("-")
+            role = _ROLES.get(head.lower(), side) if dash else side
+        if out and out[-1]["role"] == role and "parts" in out[-1]:
+            out[-1]["parts"].append(part)
+        else:
+            out.append({"role": role, "parts": [part]})
+    return out
+
+
 def conversation_item(item: Any) -> bool:
     """An item of a conversation list: a message record, or an item typed as a tool call the
     model made or a result handed back (the OpenAI Responses API's ``function_call`` and
     ``function_call_output`` beside its role messages)."""
-    if message_record(item):
+    if message_record(item) or record_side(item) is not None:
         return True
     kind = item.get("type") if isinstance(item, dict) else None
     return kind in _CALL_TYPES or kind in _RESULT_TYPES
@@ -179,7 +217,7 @@ def _message_item(item: Any) -> bool:
     """A message in any form a list of messages holds: a message record, a record holding one
     (``{"message": {…}}``), a LangChain serialisation, or a repr with a role."""
     if isinstance(item, dict):
-        return message_record(item) or (
+        return message_record(item) or record_side(item) is not None or (
             isinstance(item.get("message"), dict) and _message_item(item["message"])
         ) or langchain_message(item) is not None
     return isinstance(item, str) and is_repr(item) and "role=" in item
@@ -341,10 +379,10 @@ def _extra(obj: dict[str, Any], key: str) -> Any:
 
 
 def _typed(item: dict[str, Any]) -> Any:
-    """A block's type under a ``…_type`` key when it has no ``type`` (LlamaIndex's
-    ``block_type``)."""
+    """A block's type under a ``…_type`` or ``…_kind`` key when it has no ``type`` (LlamaIndex's
+    ``block_type``, Pydantic AI's ``part_kind``)."""
     for key, value in item.items():
-        if key.endswith("_type") and isinstance(value, str):
+        if key.endswith(("_type", "_kind")) and isinstance(value, str):
             return value
     return None
 
@@ -462,9 +500,10 @@ def _result_of(item: dict[str, Any]) -> Result:
         or item.get("callId")
         or item.get("toolCallId")
         or item.get("tool_use_id")
+        or item.get("tool_call_id")
         or item.get("id")
     )
-    name = item.get("name") or item.get("toolName")
+    name = item.get("name") or item.get("toolName") or item.get("tool_name")
     for key in ("response", "result", "output", "content"):
         if key in item:
             value = item[key]
@@ -714,6 +753,7 @@ __all__ = [
     "held_messages",
     "conversation_item",
     "message_record",
+    "record_side",
     "request_system",
     "norm_role",
     "parse_message",
