@@ -229,12 +229,20 @@ def adapt(span: Span, step: Step) -> None:
 def _traceloop(step: Step, attrs: dict[str, Any], kind: str) -> None:
     """OpenLLMetry's own span kinds on spans that also carry GenAI attributes: a ``task``
     (``execute_task X``, a LangGraph node or LangChain runnable) is a chain named by its entity;
-    the tree decides what it is."""
+    the tree decides what it is; an ``agent`` that GenAI attributes made a model call by the
+    model it names, with no messages of its own, is the agent."""
     if kind == "task" and step.kind == "generic":
         step.hint = "chain"
         entity = attrs.get("traceloop.entity.name")
         if entity:
             step.name = str(entity)
+    elif kind == "agent" and step.kind == "model_generation" and not (
+        step.has_input_messages or step._output_messages is not None
+    ):
+        # an agent span that names the model it uses, carrying no messages of its own
+        # (OpenLLMetry's Agno agent span): the agent, not a model call
+        step.kind = "agent_run"
+        step.hint = None
     node = attrs.get("traceloop.association.properties.langgraph_node")
     if node is not None:
         step.metadata["langgraph_node"] = str(node)

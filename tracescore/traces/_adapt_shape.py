@@ -163,8 +163,10 @@ def kind_of(attrs: dict[str, Any]) -> str | None:
 
 
 def _values(attrs: dict[str, Any], *suffixes: str) -> Iterator[tuple[str, Any]]:
+    """Attributes whose key ends with one of ``suffixes`` and that hold a value (not empty, and
+    not ``null``: the JSON text an exporter that JSON-encodes every value writes for none)."""
     for key, value in attrs.items():
-        if value is not None and value != "" and _ends(key, *suffixes):
+        if value is not None and value != "" and value != "null" and _ends(key, *suffixes):
             yield key, value
 
 

@@ -13,7 +13,9 @@ Rules:
   record that only names its call (the call's id, the tool's name) around one value is that
   value (ADK's ``FunctionResponse`` ``{"id", "name", "response"}``), and one that names its tool
   and holds its return value under an ``…_output`` key is that value (LlamaIndex's
-  ``ToolOutput``).
+  ``ToolOutput``); a result printed as a repr of a record is read as that record, and a record
+  holding a status word and one value, its other fields empty, is that value (Agno's execution
+  result).
 - **A span named by a tool the model just asked for is that tool's execution.** A plain span (no
   convention kind: a function traced by hand, OpenLIT's ``@openlit.trace``) directly after a
   model call that asked for a tool of its name, or beneath that call, is the tool's execution.
@@ -27,6 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._adapt_shape import plain_name
+from ._repr_data import repr_data
+from ._run_text import is_repr
 from ._steps import Step, note
 from ._values import parse_json, tool_message
 
@@ -51,6 +55,11 @@ def unwrap_payloads(step: Step) -> None:
     result = step.tool_result
     if result is None and step._output is not None:
         result = step.output
+    if isinstance(result, str) and is_repr(result):
+        data = repr_data(result)
+        if isinstance(data, dict):
+            note(step, "its result is a record printed as a Python repr: read as data")
+            result = data
     if isinstance(result, dict):
         if "output" in result and set(result) <= {"output", "kwargs", "tags", "metadata"}:
             result = result["output"]
@@ -65,6 +74,8 @@ def unwrap_payloads(step: Step) -> None:
                     result = _enveloped(step, result)
                     break
                 result = inner
+        if isinstance(result, dict):
+            result = _status_record(step, result)
         message = tool_message(result) if isinstance(result, dict) else None
         if message is not None:
             result = parse_json(message["content"])
@@ -98,6 +109,27 @@ def _raw_output(step: Step, result: dict[str, Any]) -> Any:
         step.status = "error"
     note(step, f"its result record names the tool: the result is its {outputs[0]!r}")
     return result[outputs[0]]
+
+
+_FAILED = frozenset({"error", "failed", "failure"})
+
+
+def _status_record(step: Step, result: dict[str, Any]) -> Any:
+    """A result record holding a status word and one value, its other fields (two or more)
+    empty, is that value (Agno's execution result ``status='success' result={…} error=None
+    images=None …``); a failed status marks the call failed, and an error text as the one value
+    is the failure's."""
+    status = result.get("status")
+    if not isinstance(status, str):
+        return result
+    filled = [k for k, v in result.items() if k != "status" and v not in (None, "", [], {})]
+    if len(filled) != 1 or len(result) - 2 < 2:
+        return result
+    key = filled[0]
+    if status.lower() in _FAILED or key == "error":
+        step.status = "error"
+    note(step, f"its result record holds a status and one value: the result is its {key!r}")
+    return result[key]
 
 
 def _enveloped(step: Step, result: dict[str, Any]) -> Any:
