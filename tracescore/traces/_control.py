@@ -11,8 +11,10 @@
   instructions and a later one wrote the answer (DSPy's ``finish``, then the extract step); in a
   run whose model calls were not traced, when its arguments carry the run's declared answer. It
   is the run's answer, not a tool call.
-- **In a history**, a turn that ends with a tool call whose result echoes its argument text read
-  as that turn's answer (a final answer replayed into a later turn).
+- **In a history**, a turn that ends with a tool call — its result handed back, nothing written
+  after it — whose result echoes its argument text, or whose arguments are one text, is read
+  as that turn's answer (a final answer replayed into a later turn: smolagents' echoes it,
+  BeeAI's answers ``Message has been sent``).
 """
 
 from __future__ import annotations
@@ -262,8 +264,9 @@ def answers_as_text(msgs: list[Msg]) -> list[Msg]:
     last_result: Result | None = None
     for msg in [*msgs, Msg("user", [])]:
         if msg.role == "user":
-            if last_call is not None and last_result is not None and _echoes(last_call,
-                                                                                last_result):
+            if last_call is not None and last_result is not None and (
+                _echoes(last_call, last_result) or _one_text(last_call)
+            ):
                 ends[id(last_call)] = last_call
             last_call = last_result = None
             continue
@@ -293,6 +296,15 @@ def answers_as_text(msgs: list[Msg]) -> list[Msg]:
         if parts or not msg.parts:
             out.append(Msg(msg.role, parts, id=msg.id) if parts != msg.parts else msg)
     return out
+
+
+def _one_text(call: Call) -> bool:
+    """A call whose arguments are one text (``{"response": "…"}``): a turn that ended with it,
+    nothing written after its result, ended by giving that text (BeeAI's ``final_answer``, whose
+    result is ``Message has been sent``)."""
+    args = call.args
+    return isinstance(args, dict) and len(args) == 1 and isinstance(
+        next(iter(args.values())), str) and bool(next(iter(args.values())).strip())
 
 
 def _echoes(call: Call, result: Result) -> bool:

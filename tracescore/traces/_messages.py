@@ -587,8 +587,10 @@ def flattened_messages(attrs: dict[str, Any], prefix: str) -> list[Msg] | None:
 
     Reads OpenInference (``llm.input_messages.0.message.role``, ``…message.tool_calls.0.tool_call
     .function.name``, ``…message.contents.0.message_content.text``) and the older GenAI/OpenLLMetry
-    form (``gen_ai.prompt.0.role``, ``gen_ai.completion.0.tool_calls.0.name``). Which key holds
-    which field is worked out once per key layout (the spans of one instrumentation share a few).
+    form (``gen_ai.prompt.0.role``, ``gen_ai.completion.0.tool_calls.0.name``). A tool message's
+    call id may sit on its content part (``…contents.0.message.tool_call_id``: BeeAI's). Which
+    key holds which field is worked out once per key layout (the spans of one instrumentation
+    share a few).
     """
     if not attrs:
         return None
@@ -644,8 +646,11 @@ def _flat_message(plan: _FlatPlan, attrs: dict[str, Any]) -> Msg | None:
         parts.append(content)
     elif isinstance(content, list):
         _read_parts(content, parts)
+    part_call_id = None  # a tool message's call id written on its content part (BeeAI's)
     for keyed in plan.contents:
         item = {sub: attrs[key] for sub, key in keyed}
+        part_call_id = part_call_id or next(
+            (v for k, v in item.items() if k.endswith("tool_call_id") and v), None)
         if item.get("type", "text") == "text" and isinstance(item.get("text"), str):
             if item["text"] != content:  # the Agents SDK writes the text in both places
                 parts.append(item["text"])
@@ -664,7 +669,7 @@ def _flat_message(plan: _FlatPlan, attrs: dict[str, Any]) -> Msg | None:
             Call(None, str(fc_name), parse_json(fields.get("function_call_arguments_json")))
         )
     if role == "tool":
-        call_id = fields.get("tool_call_id") or fields.get("id")
+        call_id = fields.get("tool_call_id") or fields.get("id") or part_call_id
         text = "".join(p for p in parts if isinstance(p, str))
         records = [_record_result(v) for k, v in sorted(fields.items()) if k[:1] != "m"]
         results = [r for r in records if r is not None]
