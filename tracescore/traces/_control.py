@@ -303,8 +303,10 @@ def _one_text(call: Call) -> bool:
     nothing written after its result, ended by giving that text (BeeAI's ``final_answer``, whose
     result is ``Message has been sent``)."""
     args = call.args
-    return isinstance(args, dict) and len(args) == 1 and isinstance(
-        next(iter(args.values())), str) and bool(next(iter(args.values())).strip())
+    if not isinstance(args, dict) or len(args) != 1:
+        return False
+    (text,) = args.values()
+    return isinstance(text, str) and bool(text.strip())
 
 
 def _echoes(call: Call, result: Result) -> bool:

@@ -173,12 +173,13 @@ def record_side(item: Any) -> str | None:
 
 def _by_role(record: dict[str, Any]) -> list[dict[str, Any]]:
     """A request or response record (``record_side``) as one message record per role, in order:
-    its ``instructions`` as the system's, then its parts, each part whose kind starts with a
+    the system text it declares (``request_system``: Pydantic AI's ``instructions``) as the
+    system's, then its parts, each part whose kind starts with a
     role word (``system-prompt``, ``user-prompt``) that role's, the others the record's."""
     side = record_side(record) or "user"
     out: list[dict[str, Any]] = []
-    system = record.get("instructions")
-    if isinstance(system, str) and system:
+    system = request_system(record)
+    if system is not None:
         out.append({"role": "system", "content": system})
     for part in record["parts"]:
         kind = (part.get("type") or _typed(part)) if isinstance(part, dict) else None
