@@ -37,13 +37,30 @@ _ROLES = {
     "ipython": "tool",
     "tool_result": "tool",
 }
-_CALL_TYPES = frozenset(
-    {"tool_call", "tool-call", "tool_use", "function_call", "tool_call_request"}
-)
-_RESULT_TYPES = frozenset(
-    {"tool_call_response", "tool-result", "tool_result", "tool-return", "function_call_output",
-     "function_call_result"}
-)
+_TOOL_WORDS = frozenset({"tool", "function"})
+_CALL_WORDS = frozenset({"call", "use", "request"})
+_RESULT_WORDS = frozenset({"result", "response", "return", "output"})
+_KIND_SPLIT = re.compile(r"[-_\s]+")
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_part(kind: str) -> str | None:
+    """``"call"`` or ``"result"`` for a part or item type that names a tool call the model made
+    or the result handed back — a tool word, then a call word or a result word (``tool_call``,
+    ``tool-call``, ``tool_use``, ``function_call``, ``tool_call_request``; ``tool_result``,
+    ``tool-return``, ``tool_call_response``, ``function_call_output``) — else None."""
+    words = _KIND_SPLIT.split(kind.lower())
+    if len(words) < 2 or words[0] not in _TOOL_WORDS:
+        return None
+    if words[-1] in _CALL_WORDS:
+        return "call"
+    return "result" if words[-1] in _RESULT_WORDS else None
+
+
+def _tool_part_of(kind: Any) -> str | None:
+    return _tool_part(kind) if isinstance(kind, str) else None
+
+
 _SIDES = {"request": "user", "response": "assistant"}
 """The role of a message record that says only whether it is a request to the model or its
 response (``kind``)."""
@@ -184,7 +201,7 @@ def _by_role(record: dict[str, Any]) -> list[dict[str, Any]]:
     for part in record["parts"]:
         kind = (part.get("type") or _typed(part)) if isinstance(part, dict) else None
         role = side
-        if isinstance(kind, str) and kind not in _CALL_TYPES and kind not in _RESULT_TYPES:
+        if isinstance(kind, str) and _tool_part(kind) is None:
             head, dash, _ = kind.replace("_", "-").partition("-")
             role = _ROLES.get(head.lower(), side) if dash else side
         if out and out[-1]["role"] == role and "parts" in out[-1]:
@@ -201,7 +218,7 @@ def conversation_item(item: Any) -> bool:
     if message_record(item) or record_side(item) is not None:
         return True
     kind = item.get("type") if isinstance(item, dict) else None
-    return kind in _CALL_TYPES or kind in _RESULT_TYPES
+    return _tool_part_of(kind) is not None
 
 
 def request_system(record: dict[str, Any]) -> str | None:
@@ -247,10 +264,11 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             return None if obj is None else Msg(default_role, [text_of(obj)])
     if "role" not in obj:
         kind = obj.get("type")
-        if kind in _CALL_TYPES:  # a Responses-API item: the assistant's call, or its result
+        part = _tool_part_of(kind)
+        if part == "call":  # a Responses-API item: the assistant's call, or its result
             call = _call_of(obj)
             return Msg("assistant", [call]) if call is not None else None
-        if kind in _RESULT_TYPES:
+        if part == "result":
             return Msg("tool", [_result_of(obj)])
         if "message" in obj and isinstance(obj["message"], dict):
             return parse_message(obj["message"], default_role=default_role)
@@ -337,12 +355,13 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
             if isinstance(text, str) and text:
                 parts.append(text)
             continue
-        if ptype in _CALL_TYPES:
+        part = _tool_part_of(ptype)
+        if part == "call":
             call = _call_of(item)
             if call is not None:
                 parts.append(call)
             continue
-        if ptype in _RESULT_TYPES:
+        if part == "result":
             parts.append(_result_of(item))
             continue
         if ptype == "tool-invocation":
@@ -361,8 +380,11 @@ def _read_parts(items: Any, parts: list[Part]) -> None:
         if ptype is None and len(item) == 1:  # a part keyed by its kind: {"tool_call": {…}}
             ((key, inner),) = item.items()
             if isinstance(inner, dict):
-                known = key in _CALL_TYPES or key in _RESULT_TYPES
-                _read_parts([{"type": key, **inner} if known else inner], parts)
+                # the record itself, when it reads as a call or result on its own (Haystack's
+                # ``ToolCallResult`` names its call as its ``origin``); else typed by its key
+                if not _read_block(inner, parts):
+                    known = _tool_part(key) is not None
+                    _read_parts([{"type": key, **inner} if known else inner], parts)
                 continue
         if ptype is None and isinstance(item.get("content"), str):
             parts.append(item["content"])
