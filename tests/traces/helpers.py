@@ -101,8 +101,14 @@ def trace_id_of(folder: str, scenario: str) -> str:
     raise KeyError((folder, scenario))
 
 
+SETUP = "create_agent"
+"""make_index's label of a trace of the framework's set-up (OpenLLMetry's and OpenLIT's one
+``create_agent`` span of a graph being built): no part of the scenario."""
+
+
 def scenarios(folder: str) -> list[str]:
-    return [item["scenario"] for item in INDEX[folder]["traces"]]
+    """The scenario parts of a folder's traces, in capture order (set-up traces left out)."""
+    return [item["scenario"] for item in INDEX[folder]["traces"] if item["scenario"] != SETUP]
 
 
 def fixture_trace(folder: str, scenario: str) -> Trace:

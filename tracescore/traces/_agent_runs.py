@@ -11,7 +11,8 @@ Rules:
   call continues the earlier one's last: ``_loops``) are steps of that loop, not runs.
 - **An empty declared agent beside its body**: an agent span with nothing beneath, whose sibling
   of the same name holds model work, lends that sibling its declaration (OpenLLMetry's
-  ``invoke_agent X`` next to ``execute_task X``).
+  ``invoke_agent X`` next to ``execute_task X``), or, when the sibling is an agent span itself,
+  is a second record of it (OpenLIT's LangGraph node span beside its LangChain one).
 - **Calls with no declared agent** are grouped into conversations (``_loops``), deepest home
   first. A conversation's **home** is the smallest span holding its calls and the tool spans
   they asked for. A declared agent above the home is its run; otherwise a home that is not a
@@ -51,6 +52,7 @@ from ._adapt_shape import declared_agent_name, message_list
 from ._control import carries_name
 from ._loops import continues, conversations, facts_of
 from ._messages import held_messages
+from ._model_calls import holds_nothing
 from ._run_io import declared_answer
 from ._run_text import reads_as
 from ._scope import depth_of
@@ -370,21 +372,22 @@ def _make_agent(step: Step, why: str) -> None:
 def _lend_declaration(empty: Step) -> None:
     """An empty agent span whose sibling of the same name holds work: the sibling is the agent."""
     parent = empty.parent
-    if parent is None or empty.children:
+    if parent is None or not holds_nothing(empty):
         return
     for sibling in parent.children:
-        if sibling is empty or sibling.name != empty.name or sibling.kind == "agent_run":
+        if sibling is empty or sibling.name != empty.name:
             continue
         if not any(s.is_model_call or s.kind in MODEL_KINDS for s in sibling.walk()):
             continue
-        sibling.kind = "agent_run"
-        sibling.hint = "agent_body"
-        sibling.agent_id = empty.agent_id or empty.name
-        sibling.conversation_id = sibling.conversation_id or empty.conversation_id
+        if sibling.kind != "agent_run":
+            sibling.kind = "agent_run"
+            sibling.hint = "agent_body"
+            sibling.agent_id = empty.agent_id or empty.name
+            sibling.conversation_id = sibling.conversation_id or empty.conversation_id
+            note(sibling, f"holds the run of the empty agent span {empty.span_id} of the same "
+                 "name beside it: the agent run")
         empty.kind = "generic"
         empty.hint = "wrapper"
-        note(sibling, f"holds the run of the empty agent span {empty.span_id} of the same name "
-             "beside it: the agent run")
         note(empty, f"empty agent span; its run is the sibling {sibling.span_id}")
         return
 

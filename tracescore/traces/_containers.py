@@ -21,15 +21,17 @@ Rules, once the agent runs are known (stage 2):
     step's output: then it is their workflow); also when it carries neither and has nothing
     of its own beside that run;
   - a **workflow run** when it has steps of its own (children with input/output, declared
-    steps, or peers of the child that holds the run: spans with the same attribute keys) beside
-    the run, or holds several runs, or work of its own beside them;
+    steps or agent spans that are not runs, or peers of the child that holds the run: spans with
+    the same attribute keys) beside the run, or holds several runs, or work of its own beside
+    them;
   - with output or input of its own that is not the run's and nothing else: a step around the
     run when a workflow holds it, else a workflow run.
   A graph node (``_agent_runs.graph_node``) is always a step.
 - **Children of a workflow run** are its steps (unless a run, a model or tool call, or a kind a
   convention declared). Where the children holding its runs have peers (the same attribute
   keys), those peers are its steps, the child holding a run among them even when it carries
-  nothing or only the run's answer, and a child of other keys that carries nothing is plumbing
+  nothing or only the run's answer (so is a span around a run beside steps of the workflow's
+  own, whatever its keys), and a child of other keys that carries nothing is plumbing
   between the steps (message routing). A step's name loses its workflow's object prefix
   (``Flow.parse_request`` under ``Flow.kickoff`` → ``parse_request``); a span named
   ``<operation> <target>`` whose target is one of its attribute values is named by that target
@@ -53,6 +55,9 @@ from ._values import parse_json
 
 _CONTAINER_KINDS = RUN_KINDS | {"generic"}
 """Kinds a container can have before it is classified (a declared step stays a step)."""
+
+_DECLARED = RUN_KINDS | {"workflow_step"}
+"""Kinds a convention declares: a child of such a kind that is not a run is a step."""
 
 
 def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
@@ -248,7 +253,7 @@ def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
     for child in step.children:
         if id(child) in on_path:
             continue
-        if child.kind == "workflow_step" or graph_node(child) or _keys(child) in peers:
+        if child.kind in _DECLARED or graph_node(child) or _keys(child) in peers:
             out.append(child)
         elif child.kind == "generic" and child.hint in (None, "chain") and (
             child._input is not None or child._output is not None
@@ -428,12 +433,11 @@ def _holds_work(step: Step) -> bool:
 
 def _classify(step: Step, verdict: str, workflow: Step | None, run_ids: set[int],
               verdicts: dict[int, str]) -> None:
-    if verdict in ("wrapper", "wrapper_named") and workflow is not None and _keys(
-        step
-    ) in _path_keys(workflow, {id(step)}):
+    if verdict in ("wrapper", "wrapper_named") and workflow is not None and (
+        _keys(step) in _path_keys(workflow, {id(step)}) or _steps_beside(workflow, [step])
+    ):
         _make_step(step, workflow, "span around a run, carrying nothing or the run's own, "
-                   "directly under a workflow run beside peers of its attribute keys: one of "
-                   "its steps")
+                   "directly under a workflow run beside steps of its own: one of its steps")
     elif verdict in ("wrapper", "wrapper_named"):
         inner = _runs_below(step, run_ids, verdicts)[0]
         _wrap(step, inner[0] if len(inner) == 1 else None, lend_name=verdict == "wrapper_named")

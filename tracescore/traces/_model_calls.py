@@ -11,6 +11,11 @@ a model call wrapped by another counts once. A wrapper with exactly one call ben
 call whatever the call's own span lacks (Mastra's ``chat`` span carries usage but not the tool
 calls its ``model_step`` parent records). Tokens are counted on calls only, since parents repeat
 their children's sums or the last step's.
+
+A second record of a traced call: an agent-typed span with nothing beneath that carries the id
+the provider gave a completion a traced model call carries too (``gen_ai.response.id``) records
+that call again (OpenLIT's LangGraph node spans beside its LangChain ones): it is neither a
+call, a step nor a run, and a span holding only such records holds nothing.
 """
 
 from __future__ import annotations
@@ -202,4 +207,50 @@ def _weak(msgs: list[Msg]) -> bool:
     return not any(m.text or any(isinstance(p, Call) for p in m.parts) for m in msgs)
 
 
-__all__ = ["resolve_calls"]
+CALL_RECORD = "call_record"
+"""The hint of a span that records a traced model call again (``drop_call_records``)."""
+
+
+def drop_call_records(empties: list[Step], calls: list[Step]) -> list[Step]:
+    """Mark the spans among ``empties`` (agent-typed spans with nothing beneath) that record a
+    traced call again (see the module docstring); return the empties left, with the spans that
+    held only such records."""
+    ids = {rid for call in calls if (rid := response_id(call)) is not None}
+    if not ids:
+        return empties
+    left: list[Step] = []
+    holders: list[Step] = []
+    for empty in empties:
+        rid = response_id(empty)
+        if rid not in ids:
+            left.append(empty)
+            continue
+        empty.kind = "generic"
+        empty.hint = CALL_RECORD
+        note(empty, f"carries the response id {rid!r} of a traced model call: a second record "
+             "of that call (dropped)")
+        parent = empty.parent
+        if parent is not None and parent.kind == "agent_run" and parent not in holders:
+            holders.append(parent)
+    for holder in holders:
+        if all(child.hint == CALL_RECORD for child in holder.children):
+            left.append(holder)
+    return left
+
+
+def response_id(step: Step) -> str | None:
+    """The id the provider gave the completion a span records: an attribute whose key ends in
+    ``response.id`` or ``response_id`` (``gen_ai.response.id``, the AI SDK's
+    ``ai.response.id``)."""
+    for key, value in step.attributes.items():
+        if key.endswith(("response.id", "response_id")) and isinstance(value, str) and value:
+            return value
+    return None
+
+
+def holds_nothing(step: Step) -> bool:
+    """A span with nothing beneath but second records of traced calls."""
+    return all(child.hint == CALL_RECORD for child in step.children)
+
+
+__all__ = ["CALL_RECORD", "drop_call_records", "holds_nothing", "resolve_calls", "response_id"]

@@ -83,6 +83,8 @@ def unwrap_payloads(step: Step) -> None:
                 step.status = "error"
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
+        elif isinstance(result, str):  # a value unwrapped from its record, as JSON text
+            result = parse_json(result)
     step.tool_result = result
 
 
