@@ -212,7 +212,8 @@ def adapt(span: Span, step: Step) -> None:
     if kind == "agent_run":
         agent_name = get("gen_ai.agent.name") or agent_id
         step.name = str(agent_name) if agent_name else strip_prefix(span.name, "invoke_agent ")
-        step.agent_id = step.agent_id or step.name
+        if agent_name or step.name != span.name:  # a bare ``invoke_agent`` names no agent
+            step.agent_id = step.agent_id or step.name
     elif kind == "workflow_run":
         workflow = get("gen_ai.workflow.name") or get("gen_ai.workflow.id")
         step.name = str(workflow) if workflow else strip_prefix(span.name, "invoke_workflow ")

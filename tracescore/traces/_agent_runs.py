@@ -7,8 +7,12 @@ Rules:
   the model calls beneath it — each call belongs to the nearest one above it — and of the tool
   calls beneath it when it holds no model call. A span that says it is a node of a graph (its
   ``langgraph_node`` metadata is its own name) is a step of a loop, never a run.
+- **An agent span that names no agent** (no agent name or id attribute: a bare GenAI
+  ``invoke_agent``) directly inside one that does is a turn of that agent's loop, not a run
+  (OpenLIT's Agents SDK spans, one per model call).
 - **Agent spans that are siblings holding parts of one conversation** (the later one's first
-  call continues the earlier one's last: ``_loops``) are steps of that loop, not runs.
+  call continues the earlier one's last: ``_loops``, or starts from the same prompt, as when only
+  the user's input of each call is recorded) are steps of that loop, not runs.
 - **An empty declared agent beside its body**: an agent span with nothing beneath, whose sibling
   of the same name holds model work, lends that sibling its declaration (OpenLLMetry's
   ``invoke_agent X`` next to ``execute_task X``), or, when the sibling is an agent span itself,
@@ -50,7 +54,7 @@ from collections.abc import Iterable
 from ._adapt_generic import method_owner, template_name
 from ._adapt_shape import declared_agent_name, message_list
 from ._control import carries_name
-from ._loops import continues, conversations, facts_of
+from ._loops import continues, conversations, facts_of, same_prompt
 from ._messages import held_messages
 from ._model_calls import holds_nothing
 from ._run_io import declared_answer
@@ -199,9 +203,19 @@ def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], 
 
 
 def _declared_owner(call: Step) -> Step | None:
+    """The nearest declared agent above ``call``; one that names no agent (no agent name
+    attribute) directly inside one that does is a turn of that agent's loop, which owns it."""
     node = call.parent
     while node is not None:
         if declared_agent(node):
+            above = node.parent
+            if node.agent_id is None and above is not None and declared_agent(above) and (
+                above.agent_id is not None
+            ):
+                node.kind = "generic"
+                note(node, f"agent span naming no agent inside the agent {above.name!r}: a turn "
+                     "of its loop, not a run")
+                return above
             return node
         node = node.parent
     return None
@@ -222,7 +236,10 @@ def _loop_steps(owners: dict[int, Step], owned: dict[int, list[Step]]) -> list[S
             continue
         siblings.sort(key=lambda s: s.start_time_ns)
         for earlier, later in zip(siblings, siblings[1:], strict=False):
-            why = continues(facts_of(owned[id(later)][0]), facts_of(owned[id(earlier)][-1]))
+            first, last = facts_of(owned[id(later)][0]), facts_of(owned[id(earlier)][-1])
+            why = continues(first, last)
+            if why is None and same_prompt(first, last):
+                why = "it starts from the same prompt"
             if why is None:
                 continue
             for owner in (earlier, later):

@@ -65,6 +65,12 @@ def continues(b: _Facts, a: _Facts) -> str | None:
     return None
 
 
+def same_prompt(b: _Facts, a: _Facts) -> bool:
+    """Whether calls ``a`` and ``b`` were given the same instructions and the same non-empty
+    messages (an instrumentation that records only the user's input of each call of a loop)."""
+    return bool(a.history) and a.system == b.system and a.history == b.history
+
+
 def conversations(calls: list[Step]) -> list[list[Step]]:
     """The calls (single model calls, in start order) grouped into conversations, each in start
     order; a call linked to none is a conversation of its own."""
@@ -95,4 +101,4 @@ def conversations(calls: list[Step]) -> list[list[Step]]:
     return list(groups.values())
 
 
-__all__ = ["continues", "conversations", "facts_of"]
+__all__ = ["continues", "conversations", "facts_of", "same_prompt"]
