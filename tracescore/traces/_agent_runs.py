@@ -7,9 +7,10 @@ Rules:
   the model calls beneath it — each call belongs to the nearest one above it — and of the tool
   calls beneath it when it holds no model call. A span that says it is a node of a graph (its
   ``langgraph_node`` metadata is its own name) is a step of a loop, never a run.
-- **An agent span that names no agent** (no agent name or id attribute: a bare GenAI
-  ``invoke_agent``) directly inside one that does is a turn of that agent's loop, not a run
-  (OpenLIT's Agents SDK spans, one per model call).
+- **An agent span that names no other agent** than the one it is directly inside (no agent
+  name or id attribute, a bare GenAI ``invoke_agent``, or the same name) is a turn of that
+  agent's loop, not a run (OpenLIT's Agents SDK spans, one per model call, and its smolagents
+  ``invoke_agent weather_agent step_1`` spans).
 - **Agent spans that are siblings holding parts of one conversation** (the later one's first
   call continues the earlier one's last: ``_loops``, or starts from the same prompt, as when only
   the user's input of each call is recorded) are steps of that loop, not runs.
@@ -203,18 +204,19 @@ def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], 
 
 
 def _declared_owner(call: Step) -> Step | None:
-    """The nearest declared agent above ``call``; one that names no agent (no agent name
-    attribute) directly inside one that does is a turn of that agent's loop, which owns it."""
+    """The nearest declared agent above ``call``; one directly inside a declared agent that
+    names no agent (no agent name attribute) while that one does, or names the same agent, is a
+    turn of that agent's loop, which owns it."""
     node = call.parent
     while node is not None:
         if declared_agent(node):
             above = node.parent
-            if node.agent_id is None and above is not None and declared_agent(above) and (
-                above.agent_id is not None
+            if above is not None and declared_agent(above) and above.agent_id is not None and (
+                node.agent_id is None or node.name == above.name
             ):
                 node.kind = "generic"
-                note(node, f"agent span naming no agent inside the agent {above.name!r}: a turn "
-                     "of its loop, not a run")
+                note(node, f"agent span inside the agent {above.name!r} naming no other agent: "
+                     "a turn of its loop, not a run")
                 return above
             return node
         node = node.parent

@@ -256,17 +256,22 @@ def answer_of(call: Call) -> str:
     return texts[0] if texts else ""
 
 
-def answers_as_text(msgs: list[Msg]) -> list[Msg]:
+def answers_as_text(msgs: list[Msg], then: Msg | None = None) -> list[Msg]:
     """A history with each turn-ending echo call (a final answer replayed into a later turn)
-    read as the assistant's answer, its echoed result dropped."""
+    read as the assistant's answer, its echoed result dropped; ``then``: the user message that
+    follows the history (the current turn's), if any."""
     ends: dict[int, Call] = {}
     last_call: Call | None = None
     last_result: Result | None = None
-    for msg in [*msgs, Msg("user", [])]:
+    for msg in [*msgs, then if then is not None and then.role == "user" else Msg("user", [])]:
         if msg.role == "user":
             if last_call is not None and last_result is not None and (
                 _echoes(last_call, last_result) or _one_text(last_call)
             ):
+                ends[id(last_call)] = last_call
+            elif last_call is not None and last_result is None and _one_text(last_call) and (
+                _said_in(last_call, msg.text)
+            ):  # its result merged into the next user message (OpenLIT's smolagents history)
                 ends[id(last_call)] = last_call
             last_call = last_result = None
             continue
@@ -307,6 +312,12 @@ def _one_text(call: Call) -> bool:
         return False
     (text,) = args.values()
     return isinstance(text, str) and bool(text.strip())
+
+
+def _said_in(call: Call, text: str) -> bool:
+    """Whether ``text`` says the one text argument of ``call`` again."""
+    (said,) = call.args.values() if isinstance(call.args, dict) else ("",)
+    return isinstance(said, str) and bool(said.strip()) and said.strip() in text
 
 
 def _echoes(call: Call, result: Result) -> bool:

@@ -150,7 +150,7 @@ def agent_input(agent: Step) -> AgentInput:
     current = own_tail or history[start:end]
     remembered = history[:start]
     if remembered:
-        remembered = answers_as_text(remembered)
+        remembered = answers_as_text(remembered, history[start] if start < len(history) else None)
         if own_tail and end > start:
             remembered = _unwrap_turns(remembered, history[end - 1].text, own_tail[-1].text)
     return AgentInput(
@@ -165,22 +165,28 @@ def _unwrap_turns(msgs: list[Msg], as_sent: str, own: str) -> list[Msg]:
 
     When the model got the user's text inside a template (``New task:\n<text>``), earlier user
     turns of the history carry the same template: they are read back to the user's own text.
+    The template may be the message's last line before the text alone (what came before it in
+    the message, an earlier call's result merged in by an exporter, is no part of it).
     """
     at = as_sent.rfind(own) if own and own != as_sent else -1
     if at < 0:
         return msgs
     prefix, suffix = as_sent[:at], as_sent[at + len(own) :]
+    lines = prefix.rstrip("\n").rsplit("\n", 1)
+    tail = prefix[len(prefix.rstrip("\n")) :]
+    prefixes = [prefix] if len(lines) < 2 else [prefix, lines[1] + tail]
     out: list[Msg] = []
     for msg in msgs:
         text = msg.text
-        if (
-            msg.role == "user"
-            and len(msg.parts) == 1
-            and len(text) > len(prefix) + len(suffix)
-            and text.startswith(prefix)
-            and text.endswith(suffix)
-        ):
-            msg = Msg("user", [text[len(prefix) : len(text) - len(suffix)]], id=msg.id)
+        if msg.role == "user" and len(msg.parts) == 1:
+            for head in prefixes:
+                if (
+                    len(text) > len(head) + len(suffix)
+                    and text.startswith(head)
+                    and text.endswith(suffix)
+                ):
+                    msg = Msg("user", [text[len(head) : len(text) - len(suffix)]], id=msg.id)
+                    break
         out.append(msg)
     return out
 

@@ -734,21 +734,25 @@ def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
     smolagents sends its earlier tool calls as role ``tool-call`` (``Calling tools:\n[{...}]``,
     a Python repr) and their results as role ``tool-response`` (``Observation:\n...``): they
     become an assistant message with the calls and a tool message with the result, the result
-    joined to the oldest call still open (the text carries no call id).
+    joined to the oldest call still open (the text carries no call id). The same by content
+    when an exporter mapped those roles to ``assistant`` and ``user`` (OpenLIT): an assistant
+    text that is a label line over a printed list of call records is those calls, and a user
+    message right after them, not the last message, their result.
     """
-    for msg in msgs:
-        if msg.role in _TEXT_ROLES:
-            break
-    else:
+    calls_at = {i: calls for i, msg in enumerate(msgs) if (calls := _replayed_calls(msg))}
+    if not calls_at and not any(msg.role in _RESPONSE_ROLES for msg in msgs):
         return msgs
     out: list[Msg] = []
     pending: list[Call] = []
-    for msg in msgs:
-        if msg.role in _CALL_ROLES:
-            calls = _text_calls(msg.text)
-            pending.extend(calls)
-            out.append(Msg("assistant", list(calls) if calls else msg.parts))
-        elif msg.role in _RESPONSE_ROLES:
+    last = len(msgs) - 1
+    for index, msg in enumerate(msgs):
+        replayed = calls_at.get(index)
+        if replayed is not None or msg.role in _CALL_ROLES:
+            pending.extend(replayed or [])
+            out.append(Msg("assistant", list(replayed) if replayed else msg.parts))
+        elif msg.role in _RESPONSE_ROLES or (
+            msg.role == "user" and pending and index != last and index - 1 in calls_at
+        ):
             text = msg.text
             if text.startswith("Observation:"):
                 text = text[len("Observation:") :].strip()
@@ -762,6 +766,19 @@ def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
         else:
             out.append(msg)
     return out
+
+
+def _replayed_calls(msg: Msg) -> list[Call]:
+    """The calls a message replays as text: a ``tool-call`` message's, or an assistant text
+    that is a label line (``Calling tools:``) over a printed list of call records."""
+    if msg.role in _CALL_ROLES:
+        return _text_calls(msg.text)
+    if msg.role != "assistant" or not msg.parts or not all(isinstance(p, str) for p in msg.parts):
+        return []
+    head, _, body = msg.text.partition("\n")
+    if not head.endswith(":") or not body.lstrip().startswith("["):
+        return []
+    return _text_calls(body)
 
 
 def _text_calls(text: str) -> list[Call]:

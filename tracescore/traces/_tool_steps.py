@@ -148,14 +148,14 @@ def _entries(agent: Step) -> tuple[list[Entry], list[tuple[int, Step]]]:
 
 
 def _match(step: Step, entries: list[Entry], by_id: dict[str, Entry]) -> Entry | None:
-    """The model's call a tool span executed: by call id, else by name, in call order."""
+    """The model's call a tool span executed: by call id, else by name, in call order (a span's
+    id that none of the model's calls carries is no call id of the model's: a framework's own
+    run id, as OpenLIT writes for LangChain's tools)."""
     if step.tool_call_id:
         found = by_id.get(step.tool_call_id)
         if found is not None:
             return found
-    open_entries = [
-        e for e in entries if e.step is None and (e.id is None or step.tool_call_id is None)
-    ]
+    open_entries = [e for e in entries if e.step is None]
     names = {n for n in (step.tool_name, step.name) if n}
     for entry in open_entries:
         if entry.name in names:
