@@ -739,9 +739,15 @@ def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
     text that is a label line over a printed list of call records is those calls, and a user
     message right after them, not the last message, their result.
     """
-    calls_at = {i: calls for i, msg in enumerate(msgs) if (calls := _replayed_calls(msg))}
-    if not calls_at and not any(msg.role in _RESPONSE_ROLES for msg in msgs):
+    for msg in msgs:  # most lists replay nothing: one cheap look first
+        if msg.role in _TEXT_ROLES or (
+            msg.role == "assistant" and msg.parts and isinstance(msg.parts[0], str)
+            and ":\n" in msg.parts[0]
+        ):
+            break
+    else:
         return msgs
+    calls_at = {i: calls for i, msg in enumerate(msgs) if (calls := _replayed_calls(msg))}
     out: list[Msg] = []
     pending: list[Call] = []
     last = len(msgs) - 1
