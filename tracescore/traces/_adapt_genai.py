@@ -24,6 +24,7 @@ from typing import Any
 
 from ._adapt_generic import strip_prefix
 from ._messages import flattened_messages, parse_message, parse_messages
+from ._model_calls import fuller
 from ._span import Span
 from ._steps import Lazy, Msg, Step
 from ._values import (
@@ -174,7 +175,11 @@ def adapt(span: Span, step: Step) -> None:
             details = _event_details(span, listed)
     if raw_in is not None:
         step.input = Lazy(parse_json, raw_in)
-        step.input_messages = Lazy(parse_messages, raw_in, default_role="user")
+        if details is not None and details.inputs:  # two copies (a joined log record's): fuller
+            step.input_messages = Lazy(fuller, details.inputs,
+                                       Lazy(parse_messages, raw_in, default_role="user"))
+        else:
+            step.input_messages = Lazy(parse_messages, raw_in, default_role="user")
     elif "gen_ai.prompt.0.role" in attrs or "gen_ai.prompt.0.content" in attrs:
         step.input_messages = flattened_messages(attrs, "gen_ai.prompt")
     elif details is not None and details.inputs:

@@ -8,7 +8,8 @@ usage. A model-tagged span with none of them, or whose output is the conversatio
 Wrappers (Mastra's ``model_generation`` over its ``model_step`` spans, a ``model_step`` over its
 ``model_inference``, the AI SDK's top call, an LLM span around another LLM span) are not calls:
 a model call wrapped by another counts once. A wrapper with exactly one call beneath lends that
-call whatever the call's own span lacks (Mastra's ``chat`` span carries usage but not the tool
+call whatever the call's own span lacks (of two copies of the request's messages, the fuller:
+``fuller``) (Mastra's ``chat`` span carries usage but not the tool
 calls its ``model_step`` parent records). Tokens are counted on calls only, since parents repeat
 their children's sums or the last step's.
 
@@ -122,7 +123,7 @@ def _lend(call: Step, wrapper: Step) -> None:
     elif wrapper.has_input_messages:
         # Both record the request: the fuller copy wins (Mastra's OpenInference export puts
         # placeholders for tool calls in the step's messages, the calls on its wrapper).
-        call.input_messages = Lazy(_fuller, call._input_messages, wrapper._input_messages)
+        call.input_messages = Lazy(fuller, call._input_messages, wrapper._input_messages)
     lent = wrapper._output_messages
     if lent is not None:
         # Merged on first read: a tree nobody reads the messages of never parses them.
@@ -184,12 +185,24 @@ def _lent_outputs(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy) -> list[
     return [*own_msgs[:-1], Msg(last.role, [*last.parts, *calls])]
 
 
-def _fuller(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy | None) -> list[Msg] | None:
-    """Of two copies of one request's messages, the one that says more (parts, call ids)."""
+def fuller(own: list[Msg] | Lazy | None, lent: list[Msg] | Lazy | None) -> list[Msg] | None:
+    """Of two copies of one request's messages, the one that says more (parts, call ids), or
+    that holds every message of the other and more (a tracer that leaves the assistant's
+    tool-call messages out, as OpenLIT's OpenAI spans under Strands' own)."""
     own_msgs, lent_msgs = _resolved(own), _resolved(lent)
-    if not lent_msgs or len(lent_msgs) != len(own_msgs or []):
+    if not lent_msgs or not own_msgs:
         return own_msgs or lent_msgs
-    return lent_msgs if _weight(lent_msgs) > _weight(own_msgs or []) else own_msgs
+    if len(lent_msgs) > len(own_msgs):
+        return lent_msgs if _holds(lent_msgs, own_msgs) else own_msgs
+    if len(lent_msgs) != len(own_msgs):
+        return own_msgs
+    return lent_msgs if _weight(lent_msgs) > _weight(own_msgs) else own_msgs
+
+
+def _holds(longer: list[Msg], shorter: list[Msg]) -> bool:
+    """Whether ``longer`` has every message of ``shorter`` (role and text), in order."""
+    wanted = iter(longer)
+    return all(any(m.role == s.role and m.text == s.text for m in wanted) for s in shorter)
 
 
 def _weight(msgs: list[Msg]) -> int:
@@ -253,4 +266,6 @@ def holds_nothing(step: Step) -> bool:
     return all(child.hint == CALL_RECORD for child in step.children)
 
 
-__all__ = ["CALL_RECORD", "drop_call_records", "holds_nothing", "resolve_calls", "response_id"]
+__all__ = [
+    "CALL_RECORD", "drop_call_records", "fuller", "holds_nothing", "resolve_calls", "response_id",
+]
