@@ -7,8 +7,9 @@ Rules, once the agent runs are known (stage 2):
   call is a model's request) but a span like any other: a step of what holds it (MLflow types
   a Haystack pipeline's plain components TOOL).
 - **Inside a run**, any span that is not a model call, a tool, a nested run or a declared step
-  kind is plumbing (its children promoted): chains, graph nodes, per-step spans, and agent spans
-  that hold only part of the run's loop.
+  kind is plumbing (its children promoted): chains, graph nodes, per-step spans, agent spans
+  that hold only part of the run's loop, and a workflow span holding no run of its own (CrewAI's
+  agent executor, a Flow of its own, as OpenLIT traces it).
 - **A container** (a span holding runs, or model/tool work of no run, that is not itself a run
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
@@ -80,6 +81,11 @@ def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
                 step.kind = "generic"
                 note(step, "workflow step inside an agent run, in no workflow: a step of the "
                      "agent's loop (plumbing)")
+            elif step.kind == "workflow_run" and not any(
+                id(below) in run_ids for below in step.walk()
+            ):
+                _plumbing(step, "workflow span inside an agent run holding no run of its own, "
+                          "only the run's loop: the framework's loop machinery (plumbing)")
         elif step.kind == "workflow_run":
             workflows.append(step)
     containers, outside = _candidates([*runs, *work], run_ids)
