@@ -71,7 +71,11 @@ def test_turn1_of_every_capture(folder: str, llm_server: Any) -> None:
     assert result.preprocess_step_result["user_messages"] >= 1
     assert "Paris" in result.preprocess_step_result["final_answer"]
     prompt = prompt_of(llm_server.requests[0])
-    assert "User: What is the weather in Paris right now, in Fahrenheit?" in prompt
+    question = "What is the weather in Paris right now, in Fahrenheit?"
+    if "input" in gaps(folder, "turn1"):  # the question only inside a framework's template
+        assert question in prompt
+    else:
+        assert f"User: {question}" in prompt
     # the tool as the model called it (Semantic Kernel qualifies it with its plugin's name);
     # where the client exports no tool name (CLIENT.json gap), its arguments still
     name = client_info(folder).get("tool_names", {}).get("get_weather", "get_weather")
