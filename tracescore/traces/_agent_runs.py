@@ -16,8 +16,8 @@ Rules:
   the user's input of each call is recorded) are steps of that loop, not runs.
 - **An empty declared agent beside its body**: an agent span with nothing beneath, whose sibling
   of the same name holds model work, lends that sibling its declaration (OpenLLMetry's
-  ``invoke_agent X`` next to ``execute_task X``), or, when the sibling is an agent span itself,
-  is a second record of it (OpenLIT's LangGraph node span beside its LangChain one).
+  ``invoke_agent X`` next to ``execute_task X``); beside an agent span of the same name that
+  holds the work it is a second record of it (stage 1, ``_model_calls.drop_twin_records``).
 - **Calls with no declared agent** are grouped into conversations (``_loops``), deepest home
   first. A conversation's **home** is the smallest span holding its calls and the tool spans
   they asked for. A declared agent above the home is its run; otherwise a home that is not a
@@ -394,19 +394,18 @@ def _lend_declaration(empty: Step) -> None:
     if parent is None or not holds_nothing(empty):
         return
     for sibling in parent.children:
-        if sibling is empty or sibling.name != empty.name:
+        if sibling is empty or sibling.name != empty.name or sibling.kind == "agent_run":
             continue
         if not any(s.is_model_call or s.kind in MODEL_KINDS for s in sibling.walk()):
             continue
-        if sibling.kind != "agent_run":
-            sibling.kind = "agent_run"
-            sibling.hint = "agent_body"
-            sibling.agent_id = empty.agent_id or empty.name
-            sibling.conversation_id = sibling.conversation_id or empty.conversation_id
-            note(sibling, f"holds the run of the empty agent span {empty.span_id} of the same "
-                 "name beside it: the agent run")
+        sibling.kind = "agent_run"
+        sibling.hint = "agent_body"
+        sibling.agent_id = empty.agent_id or empty.name
+        sibling.conversation_id = sibling.conversation_id or empty.conversation_id
         empty.kind = "generic"
         empty.hint = "wrapper"
+        note(sibling, f"holds the run of the empty agent span {empty.span_id} of the same name "
+             "beside it: the agent run")
         note(empty, f"empty agent span; its run is the sibling {sibling.span_id}")
         return
 

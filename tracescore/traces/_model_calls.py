@@ -16,14 +16,15 @@ their children's sums or the last step's.
 A second record of a traced call: an agent-typed span with nothing beneath that carries the id
 the provider gave a completion a traced model call carries too (``gen_ai.response.id``) records
 that call again (OpenLIT's LangGraph node spans beside its LangChain ones): it is neither a
-call, a step nor a run, and a span holding only such records holds nothing.
+call, a step nor a run, and a span holding only such records holds nothing. So is an agent span
+holding no work beside one of the same name that holds it (``drop_twin_records``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._steps import MODEL_KINDS, Call, Lazy, Msg, Step, note
+from ._steps import MODEL_KINDS, TOOL_KINDS, Call, Lazy, Msg, Step, note
 from ._values import as_dict, pick_usage
 
 
@@ -251,6 +252,33 @@ def drop_call_records(empties: list[Step], calls: list[Step]) -> list[Step]:
     return left
 
 
+def drop_twin_records(typed: list[Step]) -> None:
+    """An agent span beside an agent span of the same name that holds model or tool work, itself
+    holding none, records that sibling's run again (OpenLIT's LangGraph node span beside its
+    LangChain one, the nested graph's node spans beneath it): it and the agent spans beneath it
+    are dropped."""
+    groups: dict[tuple[int, str], list[Step]] = {}
+    for step in typed:
+        if step.kind == "agent_run" and step.parent is not None:
+            groups.setdefault((id(step.parent), step.name), []).append(step)
+    for twins in groups.values():
+        if len(twins) < 2:
+            continue
+        working = [t for t in twins if any(s.is_model_call or s.kind in TOOL_KINDS
+                                           for s in t.walk())]
+        if not working:
+            continue
+        for twin in twins:
+            if twin in working:
+                continue
+            for below in twin.walk():
+                if below.kind == "agent_run":
+                    below.kind = "generic"
+                    below.hint = CALL_RECORD
+            note(twin, f"agent span holding no work beside the agent span {working[0].span_id} "
+                 "of the same name that holds it: a second record of that run (dropped)")
+
+
 def response_id(step: Step) -> str | None:
     """The id the provider gave the completion a span records: an attribute whose key ends in
     ``response.id`` or ``response_id`` (``gen_ai.response.id``, the AI SDK's
@@ -267,5 +295,11 @@ def holds_nothing(step: Step) -> bool:
 
 
 __all__ = [
-    "CALL_RECORD", "drop_call_records", "fuller", "holds_nothing", "resolve_calls", "response_id",
+    "CALL_RECORD",
+    "drop_call_records",
+    "drop_twin_records",
+    "fuller",
+    "holds_nothing",
+    "resolve_calls",
+    "response_id",
 ]

@@ -30,7 +30,7 @@ from ._agent import declared_text
 from ._agent_runs import find_agent_runs
 from ._containers import classify_containers
 from ._control import final_answer_span
-from ._model_calls import drop_call_records, resolve_calls
+from ._model_calls import drop_call_records, drop_twin_records, resolve_calls
 from ._run_io import declared_answer, last_text
 from ._scope import depth_of, own_calls
 from ._steps import RUN_KINDS, TOOL_KINDS, Step
@@ -83,6 +83,9 @@ def build_steps(roots_of: list[Span]) -> tuple[list[Step], list[Step]]:
     calls.sort(key=lambda c: c.start_time_ns)
     if empties and calls:
         empties = drop_call_records(empties, calls)
+    if len(typed) > 1 and (calls or tools):
+        drop_twin_records(typed)
+        empties = [e for e in empties if e.kind == "agent_run"]
     # 2. agent runs, bottom-up
     runs = find_agent_runs(calls, tools, empties, roots)
     # 3. what holds them; a run's last tool span that is its final answer
