@@ -325,7 +325,9 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
         others: list[Part] = [p for p in parts if not isinstance(p, str)]
         if texts or not others:
             result = parse_json("".join(texts)) if texts else None
-            others.insert(0, Result(str(call_id) if call_id else None, name, result))
+            if not texts or not any(isinstance(o, Result) and o.result == result for o in others):
+                # (a text that repeats a result part's content is that result: OpenLIT)
+                others.insert(0, Result(str(call_id) if call_id else None, name, result))
         parts = others
     if role == "user" and parts and all(isinstance(p, Result) for p in parts):
         role = "tool"  # Gemini/ADK/Bedrock hand tool results back as a user message
