@@ -57,7 +57,6 @@ from ._adapt_shape import declared_agent_name, message_list
 from ._control import carries_name
 from ._loops import continues, conversations, facts_of, same_prompt
 from ._messages import held_messages
-from ._model_calls import holds_nothing
 from ._run_io import declared_answer
 from ._run_text import reads_as
 from ._scope import depth_of
@@ -391,7 +390,7 @@ def _make_agent(step: Step, why: str) -> None:
 def _lend_declaration(empty: Step) -> None:
     """An empty agent span whose sibling of the same name holds work: the sibling is the agent."""
     parent = empty.parent
-    if parent is None or not holds_nothing(empty):
+    if parent is None or empty.children:
         return
     for sibling in parent.children:
         if sibling is empty or sibling.name != empty.name or sibling.kind == "agent_run":

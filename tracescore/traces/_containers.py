@@ -51,14 +51,11 @@ from ._control import handoffs
 from ._run_io import run_io
 from ._run_text import is_repr, norm, reads_as, same_text, texts_of
 from ._scope import own_calls
-from ._steps import RUN_KINDS, TOOL_KINDS, Step, note
+from ._steps import DECLARED_KINDS, RUN_KINDS, TOOL_KINDS, Step, note
 from ._values import parse_json
 
 _CONTAINER_KINDS = RUN_KINDS | {"generic"}
 """Kinds a container can have before it is classified (a declared step stays a step)."""
-
-_DECLARED = RUN_KINDS | {"workflow_step"}
-"""Kinds a convention declares: a child of such a kind that is not a run is a step."""
 
 
 def classify_containers(roots: list[Step], runs: list[Step], typed: list[Step],
@@ -259,7 +256,7 @@ def _steps_beside(step: Step, runs: list[Step]) -> list[Step]:
     for child in step.children:
         if id(child) in on_path:
             continue
-        if child.kind in _DECLARED or graph_node(child) or _keys(child) in peers:
+        if child.kind in DECLARED_KINDS or graph_node(child) or _keys(child) in peers:
             out.append(child)
         elif child.kind == "generic" and child.hint in (None, "chain") and (
             child._input is not None or child._output is not None

@@ -16,8 +16,9 @@ their children's sums or the last step's.
 A second record of a traced call: an agent-typed span with nothing beneath that carries the id
 the provider gave a completion a traced model call carries too (``gen_ai.response.id``) records
 that call again (OpenLIT's LangGraph node spans beside its LangChain ones): it is neither a
-call, a step nor a run, and a span holding only such records holds nothing. So is an agent span
-holding no work beside one of the same name that holds it (``drop_twin_records``).
+call, a step nor a run. So is an agent span holding no work beside one of the same name that
+holds it, with the agent spans beneath it (``drop_twin_records``: a span that held only such
+call records among them).
 """
 
 from __future__ import annotations
@@ -227,13 +228,11 @@ CALL_RECORD = "call_record"
 
 def drop_call_records(empties: list[Step], calls: list[Step]) -> list[Step]:
     """Mark the spans among ``empties`` (agent-typed spans with nothing beneath) that record a
-    traced call again (see the module docstring); return the empties left, with the spans that
-    held only such records."""
+    traced call again (see the module docstring); return the empties left."""
     ids = {rid for call in calls if (rid := response_id(call)) is not None}
     if not ids:
         return empties
     left: list[Step] = []
-    holders: list[Step] = []
     for empty in empties:
         rid = response_id(empty)
         if rid not in ids:
@@ -243,12 +242,6 @@ def drop_call_records(empties: list[Step], calls: list[Step]) -> list[Step]:
         empty.hint = CALL_RECORD
         note(empty, f"carries the response id {rid!r} of a traced model call: a second record "
              "of that call (dropped)")
-        parent = empty.parent
-        if parent is not None and parent.kind == "agent_run" and parent not in holders:
-            holders.append(parent)
-    for holder in holders:
-        if all(child.hint == CALL_RECORD for child in holder.children):
-            left.append(holder)
     return left
 
 
@@ -289,17 +282,11 @@ def response_id(step: Step) -> str | None:
     return None
 
 
-def holds_nothing(step: Step) -> bool:
-    """A span with nothing beneath but second records of traced calls."""
-    return all(child.hint == CALL_RECORD for child in step.children)
-
-
 __all__ = [
     "CALL_RECORD",
     "drop_call_records",
     "drop_twin_records",
     "fuller",
-    "holds_nothing",
     "resolve_calls",
     "response_id",
 ]

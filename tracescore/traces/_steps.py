@@ -51,6 +51,8 @@ TOOL_KINDS = frozenset(k for k in get_args(StepType) if k.endswith("tool_call"))
 """Kinds that stand for one tool execution (the trajectory's tool step types)."""
 RUN_KINDS = frozenset({"agent_run", "workflow_run"})
 """Kinds that are a run of their own (agent or workflow)."""
+DECLARED_KINDS = RUN_KINDS | {"workflow_step"}
+"""Kinds a convention declares (a run, or a workflow's step) before the tree rules decide."""
 WORKFLOW_KINDS = frozenset(k for k in get_args(StepType) if k.startswith("workflow_"))
 """Workflow kinds kept in trajectories (the trajectory's workflow step types)."""
 
@@ -346,6 +348,7 @@ __all__ = [
     "KINDS",
     "MODEL_KINDS",
     "Lazy",
+    "DECLARED_KINDS",
     "RUN_KINDS",
     "TOOL_KINDS",
     "WORKFLOW_KINDS",

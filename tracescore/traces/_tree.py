@@ -33,15 +33,13 @@ from ._control import final_answer_span
 from ._model_calls import drop_call_records, drop_twin_records, resolve_calls
 from ._run_io import declared_answer, last_text
 from ._scope import depth_of, own_calls
-from ._steps import RUN_KINDS, TOOL_KINDS, Step
+from ._steps import DECLARED_KINDS, TOOL_KINDS, Step
 from ._tool_spans import named_tool_spans, unwrap_payloads
 from ._tool_steps import settle_tools
 
 if TYPE_CHECKING:
     from ._span import Span
 
-
-_TYPED = RUN_KINDS | {"workflow_step"}
 
 
 def build_steps(roots_of: list[Span]) -> tuple[list[Step], list[Step]]:
@@ -61,7 +59,7 @@ def build_steps(roots_of: list[Span]) -> tuple[list[Step], list[Step]]:
         if kind in TOOL_KINDS:
             unwrap_payloads(step)
             tools.append(step)
-        elif kind in _TYPED:
+        elif kind in DECLARED_KINDS:
             typed.append(step)
             if kind == "agent_run" and not span.children:
                 empties.append(step)
