@@ -35,8 +35,9 @@ still becomes a model call, a tool call or a run with its content:
 - **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's or a tool's ``name`` (the traced object's own field),
   else an agent's ``…agent.name``/``…entity.name``, else the ``…agent_name`` its output record
-  declares; an ``<object>.name`` attribute of a span named ``<object>.<method>`` names it
-  (``haystack.component.run`` with ``haystack.component.name``); else the span name, without
+  declares; an ``<object>.name`` attribute of a span named ``<object>.<method>`` names it,
+  whether or not the span has a kind (``haystack.component.run`` with
+  ``haystack.component.name``: a pipeline's component); else the span name, without
   a ``kind:`` prefix (``tool.execution:get_weather`` → ``get_weather``); ``…instructions`` as
   the agent's system prompt; ``…finish_reason``, else the first ``choices`` entry's of the
   output. On a span of no kind, an ``…agent.name``/``…agent_name`` is kept as the name of the
@@ -111,18 +112,28 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(text)]
 
 
+_CONTENT_NOUNS = frozenset({"data", "value", "payload", "content"})
+"""Words that, after ``input``/``output``, still name the content itself (``input_data``)."""
+
+
 def io_value(attrs: dict[str, Any], which: str) -> Any:
     """The first attribute whose key's last word is ``which`` (``input``/``output``) or its
-    plural, whatever the prefix (``input``, ``lmnr.span.input``, ``mlflow.spanInputs``); a
+    plural, whatever the prefix (``input``, ``lmnr.span.input``, ``mlflow.spanInputs``); else
+    one whose last segment is ``which`` and a word for the content (``haystack.pipeline.
+    input_data``; not ``input_types`` or ``input_spec``: what the input is, not the input). A
     number or a flag there, also written as text (``stream_outputs = "False"``: an object's
     fields recorded as strings), is a count or a switch, not the content."""
+    names = (which, which + "s")
+    fallback = None
     for key, value in attrs.items():
         if value is None or value == "" or _switch(value):
             continue
         tail = words(_SPLIT.split(key)[-1])
-        if tail and tail[-1] in (which, which + "s"):
+        if tail and tail[-1] in names:
             return value
-    return None
+        if fallback is None and len(tail) == 2 and tail[0] in names and tail[1] in _CONTENT_NOUNS:
+            fallback = value
+    return fallback
 
 
 _SWITCH_TEXTS = frozenset({"true", "false", "none", "null"})
@@ -376,6 +387,9 @@ def adapt(span: Span, step: Step) -> None:
         agent = first(attrs, "agent.name", "agent_name", "agentname")
         if agent is not None and not isinstance(agent, (dict, list)):
             step.agent_id = step.agent_id or str(agent)  # the run's name, if it is one
+        named = _named_object(span)  # a pipeline's component, whatever stage 3 makes of it
+        if named is not None:
+            step.name = named
         return
     step.kind = kind
     step.hint = "shape"
