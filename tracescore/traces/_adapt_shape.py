@@ -32,7 +32,8 @@ still becomes a model call, a tool call or a run with its content:
   output.
 - **Metadata**: a ``….metadata.<name>`` attribute is the span's metadata ``<name>`` (a graph
   node's ``langgraph_node``, whatever tracer prefixed it).
-- **Names**: ``…model``/``…model_name``/``…model.id``; ``…tool.name``/``…tool_name`` and
+- **Names**: ``…model``/``…model_name``/``…model.id`` (a text: ``…is_chat_model = true`` is a
+  flag); ``…tool.name``/``…tool_name`` and
   ``…call.id``/``…call_id``; an agent's or a tool's ``name`` (the traced object's own field),
   else an agent's ``…agent.name``/``…entity.name``, else the ``…agent_name`` its output record
   declares; an ``<object>.name`` attribute of a span named ``<object>.<method>`` names it,
@@ -186,6 +187,16 @@ def first(attrs: dict[str, Any], *suffixes: str) -> Any:
     JSON read as the string)."""
     found = next((v for _, v in _values(attrs, *suffixes)), None)
     return parse_json_any(found) if isinstance(found, str) and found[:1] == '"' else found
+
+
+def first_text(attrs: dict[str, Any], *suffixes: str) -> str | None:
+    """The first text value (not a flag or a number, as a value or as its text) whose key ends
+    with one of ``suffixes``: a name (``model_dict.model_name``, not the flag
+    ``model_dict.is_chat_model`` beside it)."""
+    for _, value in _values(attrs, *suffixes):
+        if isinstance(value, str) and not _switch(value):
+            return parse_json_any(value) if value[:1] == '"' else value
+    return None
 
 
 def usage_of(attrs: dict[str, Any], output: Any = None) -> dict[str, int] | None:
@@ -350,9 +361,28 @@ def claims(span: Span) -> bool:
     return True
 
 
+def readable_attributes(span: Span) -> dict[str, Any]:
+    """The span's attributes, and beneath them its events' (an exception's aside): a tracer
+    that records what a call was given and gave out as events of its span (LlamaIndex's own
+    OpenTelemetry integration: ``LLMChatStartEvent`` with the ``messages``, ``step.output``
+    with the ``output``) says it there; the span's own attributes win."""
+    if not span.events:
+        return span.attributes
+    merged: dict[str, Any] = {}
+    for event in span.events:
+        if event.get("name") != "exception" and isinstance(event.get("attributes"), dict):
+            for key, value in event["attributes"].items():
+                merged.setdefault(key, value)
+    if not merged:
+        return span.attributes
+    merged.update(span.attributes)
+    return merged
+
+
 def adapt(span: Span, step: Step) -> None:
-    """Fill ``step`` from what the span's keys and values are shaped like."""
-    attrs = span.attributes
+    """Fill ``step`` from what the span's keys and values are shaped like (its attributes, and
+    its events' beneath them)."""
+    attrs = readable_attributes(span)
     for key, value in attrs.items():  # ``….metadata.<name>``: the span's metadata
         _, found, name = key.partition(".metadata.")
         if found and name and "." not in name and name not in step.metadata:
@@ -374,7 +404,7 @@ def adapt(span: Span, step: Step) -> None:
         return
     listed_key = next((k for k, v in attrs.items() if _ends(k, "messages", "prompt")
                        and isinstance(v, str) and v.startswith("[")), None)
-    model = first(attrs, "model", "model_name", "model.name", "model.id")
+    model = first_text(attrs, "model", "model_name", "model.name", "model.id")
     tool = first(attrs, "tool.name", "tool_name", "toolname")
     if kind is None:
         if listed_key is not None and (model is not None or usage_of(attrs) is not None):
@@ -393,7 +423,7 @@ def adapt(span: Span, step: Step) -> None:
         return
     step.kind = kind
     step.hint = "shape"
-    fill(step, span, kind, listed_key=listed_key, model=model, tool=tool)
+    fill(step, span, kind, listed_key=listed_key, model=model, tool=tool, attrs=attrs)
 
 
 def tool_task(span: Span, step: Step) -> None:
@@ -415,9 +445,12 @@ def fill(
     listed_key: str | None = None,
     model: Any = None,
     tool: Any = None,
+    attrs: dict[str, Any] | None = None,
 ) -> None:
-    """Fill a step of ``kind`` from shaped keys (shared with adapters of named schemas)."""
-    attrs = span.attributes
+    """Fill a step of ``kind`` from shaped keys (shared with adapters of named schemas);
+    ``attrs`` are what to read (the span's attributes unless given)."""
+    if attrs is None:
+        attrs = span.attributes
     conversation = first(attrs, "conversation.id", "conversation_id", "conversationid",
                          "session.id", "session_id", "sessionid")
     if id_like(conversation):

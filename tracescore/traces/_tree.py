@@ -11,7 +11,8 @@ internals:
    grouped into conversations by what they carry).
 3. **Containers classified by content** (``_containers``): handoffs, wrappers, workflow runs and
    their steps, plumbing.
-4. **The conversation of each run** from its model calls (``_conversation``; read on demand).
+4. **The conversation of each run** from its model calls (``_conversation``; read on demand;
+   ``_call_answers``: a call that recorded no answer gets the one its run's next call was given).
 5. **Tool steps matched to the model's tool calls** (``_tool_steps``, ``_control`` for final
    answers): ``settle_steps``, on first use of the whole tree (``Trace.steps``); the spend of a
    trace (``Trace.structure``) needs stages 1-3 only.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 from ._adapters import adapt_span
 from ._agent import declared_text
 from ._agent_runs import find_agent_runs
+from ._call_answers import recover_answers
 from ._containers import classify_containers
 from ._control import final_answer_span
 from ._model_calls import drop_call_records, drop_twin_records, resolve_calls
@@ -102,10 +104,11 @@ def _answer(run: Step) -> str:
 
 
 def settle_steps(agents: list[Step]) -> None:
-    """Stage 5 for the runs ``build_steps`` returned (done on first use of the whole tree: the
-    tool steps' identity needs every model call's output parsed, which the spend of a trace
-    does not)."""
+    """Stages 4-5 for the runs ``build_steps`` returned (done on first use of the whole tree:
+    the tool steps' identity needs every model call's output parsed, which the spend of a trace
+    does not): calls' missing answers recovered, then tool steps matched."""
     for agent in sorted(agents, key=depth_of, reverse=True):  # innermost first
+        recover_answers(agent)
         settle_tools(agent, partial(declared_text, agent))
 
 
