@@ -301,6 +301,9 @@ def test_session_and_user_ids_are_read_by_key_pattern() -> None:
     assert session_id_of({"group_id": "g1"}) == "g1"
     assert session_id_of({"group_id": "g1", "thread_id": "t3"}) == "t3"
     assert session_id_of({"edge_group.id": "e1", "consumer.groupId": "e2"}) is None
+    # among a trace's metadata it is the app's own label (Laminar's association properties)
+    laminar = "lmnr.association.properties.metadata.openai.agents.group_id"
+    assert session_id_of({laminar: "conv-1", "consumer.groupId": "e2"}) == "conv-1"
     assert user_id_of({"ai.settings.context.userId": "u1"}) == "u1"
     assert user_id_of({"enduser.id": "u2"}) == "u2"
     agent = span_id()

@@ -15,7 +15,7 @@ from typing import Any
 
 from ._span import Span
 from ._steps import Step
-from ._values import first_present, parse_json_any, text_of
+from ._values import counts_only, first_present, parse_json_any, text_of
 
 _NAME_KINDS = (
     ("invoke_agent ", "agent_run"),
@@ -105,7 +105,7 @@ def base_step(span: Span) -> Step:
             step.input = _unwrap_entity(parse_json_any(value))
     if "output" in attrs or "traceloop.entity.output" in attrs or "lmnr.span.output" in attrs:
         value = first_present(attrs, "output", "traceloop.entity.output", "lmnr.span.output")
-        if value is not None:
+        if value is not None and not counts_only(value):
             step.output = _unwrap_entity(parse_json_any(value))
     return step
 

@@ -18,7 +18,8 @@ still becomes a model call, a tool call or a run with its content:
   finish reason from the reply's metadata record).
 - **Values written as JSON**: an attribute whose whole value is the JSON text of a string
   (``"\"AGENT\""``: an exporter that JSON-encodes every value) is read as that string.
-- **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs``
+- **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs`` (an
+  output that is only a record of token counts is accounting, not content)
   (``input``, ``…:input``, ``…_input``, ``…spanInputs``); a message list under any
   key (``…messages``, ``…prompt``) as the model's input (items with roles, typed by a message
   class, or typed as a tool call or its result: the Responses API's items; a request record's
@@ -67,7 +68,7 @@ from ._messages import (
 from ._run_text import is_repr
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
-from ._values import id_like, parse_json, parse_json_any, to_int
+from ._values import counts_only, id_like, parse_json, parse_json_any, to_int
 
 _SPLIT = re.compile(r"[.:/]")
 KIND_WORDS = {
@@ -393,7 +394,7 @@ def adapt(span: Span, step: Step) -> None:
             step.input = Lazy(parse_json_any, raw)
     if step._output is None:
         raw = io_value(attrs, "output")
-        if raw is not None:
+        if raw is not None and not counts_only(raw):
             step.output = Lazy(parse_json_any, raw)
     kind = kind_of(attrs)
     step_id = first(attrs, "node_id", "node.id", "step_id", "step.id", "nodeid", "stepid")

@@ -363,10 +363,17 @@ def _handing_off(calls: list[Step], runs: list[Step]) -> list[Step]:
 
 def _naming_agent_above(step: Step, top: Step | None = None) -> Step | None:
     """The innermost span above ``step`` (below ``top``, not past a run) that names an agent
-    (an ``agent_name`` attribute the shape adapter read), or None."""
+    (an ``agent_name`` attribute the shape adapter read), or None; when the spans right above
+    that one are named after the same agent (a turn span naming its agent, inside the agent's
+    own span: Laminar's ``agents.turn`` in ``weather_agent``), the outermost of them."""
     node = step.parent
     while node is not None and node is not top and node.kind not in RUN_KINDS:
         if node.agent_id:
+            named = node.agent_id
+            while (node.parent is not None and node.parent is not top
+                   and node.parent.kind not in RUN_KINDS
+                   and named in (node.parent.agent_id, node.parent.name)):
+                node = node.parent
             return node
         node = node.parent
     return None

@@ -13,7 +13,9 @@ Rules, once the agent runs are known (stage 2):
 - **A container** (a span holding runs, or model/tool work of no run, that is not itself a run
   or a declared workflow step) is decided bottom-up:
   - a **wrapper** when its input and output are those of the one run below it (compared by the
-    texts they carry, ``_run_text``; a run that shows nothing it took in is compared by its
+    texts they carry, ``_run_text``; an input whose texts are only names of spans around or
+    beneath it says which work this is, not what it was given, and is no input of its own;
+    a run that shows nothing it took in is compared by its
     output alone; a workflow's output is also any output made within it; a span without input
     or output values by the user and assistant messages it carries; a plain span with neither
     by the sentences among its attributes, once one is about its work: the run's question or
@@ -44,6 +46,8 @@ Rules, once the agent runs are known (stage 2):
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ._adapt_generic import method_owner
 from ._agent_runs import graph_node
@@ -305,7 +309,10 @@ def io_match(container: Step, run: Step) -> bool | None:
     checks = []
     # (a run that shows nothing it took in, its model calls not traced, is compared by output)
     if wanted_in and container._input is not None:
-        checks.append(reads_as(container.input, wanted_in))
+        given = reads_as(container.input, wanted_in)
+        if given is False and _names_only(container.input, container):
+            given = None  # ``{"name": "weather conversation"}``: what it is, not what it got
+        checks.append(given)
     elif wanted_in and container.has_input_messages:  # given as messages (a GenAI user message)
         asked = [m.text for m in container.input_messages or [] if m.role == "user" and m.text]
         checks.append(reads_as(asked, wanted_in))
@@ -329,6 +336,23 @@ def io_match(container: Step, run: Step) -> bool | None:
     if any(c is True for c in checks):
         return True
     return None
+
+
+def _names_only(value: Any, container: Step) -> bool:
+    """Whether every text ``value`` carries is the name of the container, of a span above it or
+    of one beneath it (Laminar's ``agents.task`` input ``{"name": "weather conversation"}``,
+    its trace's name): it says which work this is, not what the work was given."""
+    texts = texts_of(value)
+    if not texts:
+        return False
+    names: set[str] = set()
+    node: Step | None = container
+    while node is not None:
+        names.update((node.name, node.span_name))
+        node = node.parent
+    for below in container.descendants():
+        names.update((below.name, below.span_name))
+    return all(text in names for text in texts)
 
 
 def _made_within(workflow: Step) -> list[str]:

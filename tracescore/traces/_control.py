@@ -4,7 +4,9 @@
   asked, or inside the tool's own span (a delegate tool) — whose name the call's name or
   arguments carry (``transfer_to_weather_agent``, ``handoff_to_WeatherAgent``, ``delegate_task
   {"targetAgents": ["weather_agent"]}``: names compared with case and punctuation aside). It is
-  not a tool call of the run: the handed-to run becomes a child of the run that handed off.
+  not a tool call of the run: the handed-to run becomes a child of the run that handed off; a
+  tool span of the run named after the handed-to run, or naming it among its attribute values,
+  is that handoff's execution (dropped with it).
 - **A final answer**: the run's last tool call, after which its tool loop ends: with
   arguments, when no model call follows and they carry the run's final text or its result
   echoes them (smolagents' ``final_answer``); with none, when no later model call has the same
@@ -114,9 +116,15 @@ def carries_name(asked: Call, run: Step) -> bool:
 
 
 def _names(tool: Step, target: Step) -> bool:
-    """A tool step named after the run it hands to (``handoff to weather_agent``)."""
+    """A tool step named after the run it hands to (``handoff to weather_agent``), or one of
+    whose attribute values is that run's name (Laminar's ``agents.handoff`` span with
+    ``openai.agents.handoff.to = weather_agent``)."""
     key = squash(target.name)
-    return len(key) >= 3 and (key in squash(tool.name) or key in squash(tool.tool_name))
+    if len(key) < 3:
+        return False
+    if key in squash(tool.name) or key in squash(tool.tool_name):
+        return True
+    return any(isinstance(v, str) and squash(v) == key for v in tool.attributes.values())
 
 
 def _within(step: Step, top: Step) -> bool:

@@ -6,7 +6,9 @@ Conventions and frameworks name these ids under keys of their own (``session.id`
 OpenInference's JSON ``metadata``…). One pattern reads them all, whatever the prefix and the
 separator (``.``, ``_``, ``:``, camelCase): a key whose last part is a **session**,
 **conversation** or **thread** id is a session id (preferred in that order; then a key that is
-just a **group** id, as the OpenAI Agents SDK groups a conversation's traces), a key whose last
+a **group** id as the whole key or among a trace's ``metadata`` keys, as the OpenAI Agents SDK
+groups a conversation's traces: ``group_id``, ``….metadata.openai.agents.group_id``, not
+``edge_group.id``), a key whose last
 part is a **user** or **end user** id is a user id (Mastra's ``resourceId`` is read by its
 adapter). Keys inside a JSON
 ``metadata`` attribute are read the same way. A value is an id only when it is one token: a
@@ -35,9 +37,9 @@ if TYPE_CHECKING:
     from ._trace import Trace
 
 _SESSION_WORDS = ("session", "conversation", "thread", "group")
-"""Words of a session id key, in order of preference (``group`` only as the whole key:
-``group_id``, the OpenAI Agents SDK's id of a conversation's traces; ``edge_group.id`` is the id
-of some other group)."""
+"""Words of a session id key, in order of preference (``group`` only as the whole key or among
+a trace's metadata: ``group_id``, the OpenAI Agents SDK's id of a conversation's traces;
+``edge_group.id`` is the id of some other group)."""
 _USER_WORDS = ("user", "enduser")
 _ID_ENDS = frozenset({"id", "Id", "ID"})
 _PARTS = re.compile(r"[._:/\-]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -56,8 +58,23 @@ def _id_word(key: str) -> str | None:
     words = _words(key)
     if len(words) >= 2 and words[-1] == "id":
         word = words[-2]
-        return word if word != "group" or len(words) == 2 else None
+        return word if word != "group" or len(words) == 2 or _group_segment(key) else None
     return None
+
+
+_SEGMENTS = re.compile(r"[.:/]+")
+
+
+def _group_segment(key: str) -> bool:
+    """A group id key that names a conversation's group: the whole key (``group_id``), or a
+    ``group_id`` / ``group.id`` among a trace's metadata (Laminar's
+    ``lmnr.association.properties.metadata.openai.agents.group_id``: the app's own label); a
+    group id elsewhere (``edge_group.id``, ``consumer.groupId``) is some other group's."""
+    segments = [s.lower() for s in _SEGMENTS.split(key) if s]
+    if "metadata" not in segments[:-1]:
+        return False
+    last = _words(segments[-1])
+    return last == ["group", "id"] or (last == ["id"] and segments[-2] == "group")
 
 
 class _Plan(NamedTuple):

@@ -262,14 +262,17 @@ def parse_message(obj: Any, *, default_role: str = "user") -> Msg | None:
             return parse_message({"role": obj[0], "content": obj[1]}, default_role=default_role)
         if not isinstance(obj, dict):
             return None if obj is None else Msg(default_role, [text_of(obj)])
-    if "role" not in obj:
-        kind = obj.get("type")
+    kind = obj.get("type")
+    if kind is not None and "content" not in obj:
+        # a Responses-API item typed as the assistant's call or its result, with or without a
+        # role beside the type (Laminar writes ``"role": "assistant"`` on every output item)
         part = _tool_part_of(kind)
-        if part == "call":  # a Responses-API item: the assistant's call, or its result
+        if part == "call":
             call = _call_of(obj)
             return Msg("assistant", [call]) if call is not None else None
         if part == "result":
             return Msg("tool", [_result_of(obj)])
+    if "role" not in obj:
         if "message" in obj and isinstance(obj["message"], dict):
             return parse_message(obj["message"], default_role=default_role)
         if "lc" in obj or "data" in obj:

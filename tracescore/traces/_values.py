@@ -72,6 +72,17 @@ def parse_json_any(value: Any) -> Any:
     return parsed
 
 
+def counts_only(value: Any) -> bool:
+    """JSON text of a record of token and request counts and nothing else (``{"input_tokens":
+    860, …, "requests": 3}``: what a run cost, which Laminar records as a task's or a turn's
+    output): accounting, not what a span gave out."""
+    if not (isinstance(value, str) and value.startswith("{") and "tokens" in value):
+        return False
+    record = parse_json(value)
+    return (isinstance(record, dict) and any("tokens" in key for key in record)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in record.values()))
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     """A dict from a dict, a JSON object string, or anything else (empty dict)."""
     if isinstance(value, dict):
@@ -290,6 +301,7 @@ __all__ = [
     "langchain_message",
     "pick_usage",
     "as_dict",
+    "counts_only",
     "as_list",
     "first_present",
     "has_key_prefix",
