@@ -230,6 +230,10 @@ def adapt(span: Span, step: Step) -> None:
         step.step_id = step.step_id or step.name
     elif kind in ("model_generation", "embedding") and step.model:
         step.name = step.model
+    elif isinstance(op, str) and op and step.name == span.name and span.name.startswith(op + " "):
+        # ``{operation} {target}``, the convention's span name, for an operation it does not
+        # list (``execute_task parse-request``): the target names the step
+        step.name = span.name[len(op) + 1:].strip() or span.name
 
 
 def _traceloop(step: Step, attrs: dict[str, Any], kind: str) -> None:

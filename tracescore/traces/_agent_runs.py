@@ -7,6 +7,11 @@ Rules:
   the model calls beneath it — each call belongs to the nearest one above it — and of the tool
   calls beneath it when it holds no model call. A span that says it is a node of a graph (its
   ``langgraph_node`` metadata is its own name) is a step of a loop, never a run.
+- **A declared agent around a step that holds the conversation** is not its run: when one plain
+  child holds all its model calls, other children are steps with input or output of their
+  own, and its own input does not carry the question the calls were asked (a step handed it
+  on), the calls find their run beneath it (Laminar declares every LangGraph graph an agent,
+  the workflow's too); stage 3 makes it the workflow it is.
 - **An agent span that names no other agent** than the one it is directly inside (no agent
   name or id attribute, a bare GenAI ``invoke_agent``, or the same name) is a turn of that
   agent's loop, not a run (OpenLIT's Agents SDK spans, one per model call, and its smolagents
@@ -57,7 +62,7 @@ from ._adapt_shape import declared_agent_name, message_list
 from ._control import carries_name
 from ._loops import continues, conversations, facts_of, same_prompt
 from ._messages import held_messages
-from ._run_io import declared_answer
+from ._run_io import declared_answer, turn_text
 from ._run_text import reads_as
 from ._scope import depth_of
 from ._steps import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Msg, Step, note
@@ -92,8 +97,9 @@ def find_agent_runs(
     loose: list[Step] = []
     owned: dict[int, list[Step]] = {}
     owners: dict[int, Step] = {}
+    holders = _holders_with_steps(calls)
     for call in calls:
-        owner = _declared_owner(call)
+        owner = _declared_owner(call, holders)
         if owner is None:
             loose.append(call)
         else:
@@ -107,14 +113,14 @@ def find_agent_runs(
             note(owner, "agent span holding a conversation of model calls: the agent run")
             found.append(owner)
     for tool in tools:
-        owner = _declared_owner(tool)
+        owner = _declared_owner(tool, holders)
         if owner is not None and owner not in found and id(owner) not in owned:
             if owner.kind == "agent_run":
                 note(owner, "agent span holding tool calls: the agent run")
                 found.append(owner)
     if loose:
         loose.sort(key=lambda c: c.start_time_ns)
-        found.extend(_implicit_runs(loose, tools, len(roots)))
+        found.extend(_implicit_runs(loose, tools, len(roots), holders))
         found.extend(_handing_off(loose, found))
     if not calls and not found:
         found.extend(_untraced_runs(roots, tools))
@@ -202,12 +208,59 @@ def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], 
     return (conversation, answer) if conversation else None
 
 
-def _declared_owner(call: Step) -> Step | None:
+def _holders_with_steps(calls: list[Step]) -> set[int]:
+    """Declared agents above model calls that hold all of them inside one plain child while
+    other children of theirs are steps with input or output of their own (a graph every
+    tracer-wrapped graph of which is declared an agent, as Laminar's LangGraph instrumentation
+    does, around a step running the real agent): the work is a workflow's, and the child's
+    conversation finds its own run."""
+    out: set[int] = set()
+    seen: set[int] = set()
+    for call in calls:
+        node = call.parent
+        while node is not None and id(node) not in seen:
+            seen.add(id(node))
+            if declared_agent(node) and _one_child_holds_calls(node):
+                out.add(id(node))
+            node = node.parent
+    return out
+
+
+def _one_child_holds_calls(agent: Step) -> bool:
+    """One plain child holds all the agent span's model calls, other children are steps with
+    input or output of their own, and the agent span's own input, where it has one, does not
+    carry the question its calls' conversation was asked (a step of its own handed the
+    conversation its question: ``{"request": "Planning a trip…"}`` above "What is the weather
+    in Lisbon…")."""
+    if agent._input is None or len(agent.children) < 2 or any(
+        c.kind in MODEL_KINDS for c in agent.children
+    ):
+        return False  # (a model step right under it: it holds its calls itself)
+    steps = [c for c in agent.children if (c._input is not None or c._output is not None)
+             and c.kind not in MODEL_KINDS and c.kind not in TOOL_KINDS]
+    if not steps:
+        return False
+    holding = [c for c in agent.children
+               if c.is_model_call or any(b.is_model_call for b in c.descendants())]
+    if len(holding) != 1 or holding[0].kind != "generic" or holding[0].is_model_call or (
+        steps == holding
+    ):
+        return False
+    calls = sorted((b for b in holding[0].descendants() if b.is_model_call),
+                   key=lambda b: b.start_time_ns)
+    question = turn_text(calls)
+    return bool(question) and reads_as(agent.input, [question]) is False
+
+
+def _declared_owner(call: Step, holders: set[int] = frozenset()) -> Step | None:  # type: ignore[assignment]
     """The nearest declared agent above ``call``; one directly inside a declared agent that
     names no agent (no agent name attribute) while that one does, or names the same agent, is a
-    turn of that agent's loop, which owns it."""
+    turn of that agent's loop, which owns it; one whose calls a plain child holds beside its
+    steps (``_holders_with_steps``) owns none."""
     node = call.parent
     while node is not None:
+        if id(node) in holders:
+            return None
         if declared_agent(node):
             above = node.parent
             if above is not None and declared_agent(above) and above.agent_id is not None and (
@@ -251,7 +304,8 @@ def _loop_steps(owners: dict[int, Step], owned: dict[int, list[Step]]) -> list[S
     return steps
 
 
-def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Step]:
+def _implicit_runs(calls: list[Step], tools: list[Step], roots: int,
+                   holders: set[int]) -> list[Step]:
     homes: list[tuple[int, list[Step], Step]] = []
     by_call_id: dict[str, Step] | None = None
     for loop in conversations(calls):
@@ -272,7 +326,7 @@ def _implicit_runs(calls: list[Step], tools: list[Step], roots: int) -> list[Ste
     homes.sort(key=lambda item: -item[0])
     out: list[Step] = []
     for _, loop, home in homes:
-        run = _run_of(loop, home, roots)
+        run = _run_of(loop, home, roots, holders)
         if run is not None:
             out.append(run)
     return out
@@ -287,11 +341,13 @@ def _within(step: Step, top: Step) -> bool:
     return False
 
 
-def _run_of(loop: list[Step], home: Step, roots: int) -> Step | None:
+def _run_of(loop: list[Step], home: Step, roots: int, holders: set[int]) -> Step | None:
     node: Step | None = home
     while node is not None:
         if node is not home and node.kind == "agent_run" and node.hint == "implicit_agent":
             return None  # a run already found holds this conversation: its model call(s)
+        if id(node) in holders:
+            break  # a declared agent around a step that holds this conversation: not its run
         if declared_agent(node):
             note(node, "nearest agent span above the conversation of {!r}: the agent run",
                  home.name)
