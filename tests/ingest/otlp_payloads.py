@@ -8,17 +8,30 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-FIXTURE_DIRS = sorted(p.name for p in FIXTURES.iterdir() if (p / "0001-traces.b64").exists())
+
+
+def _first_traces_body(folder: Path) -> Path | None:
+    """The first captured traces request of a fixture folder (``NNNN-traces.b64``; a client
+    that also exports logs may have sent a logs request first, as OpenLIT's do)."""
+    return next(iter(sorted(folder.glob("[0-9][0-9][0-9][0-9]-traces.b64"))), None)
+
+
+FIXTURE_DIRS = sorted(p.name for p in FIXTURES.iterdir()
+                      if p.is_dir() and _first_traces_body(p) is not None)
 
 
 def fixture_protobuf(name: str) -> bytes:
-    """The captured protobuf request body of one fixture client."""
-    return base64.b64decode((FIXTURES / name / "0001-traces.b64").read_text())
+    """The captured protobuf traces request body of one fixture client (its first)."""
+    body = _first_traces_body(FIXTURES / name)
+    assert body is not None, f"{name} holds no captured traces request"
+    return base64.b64decode(body.read_text())
 
 
 def fixture_json(name: str) -> bytes:
     """The same request in the OTLP/JSON mapping."""
-    return (FIXTURES / name / "0001-traces.otlp.json").read_bytes()
+    body = _first_traces_body(FIXTURES / name)
+    assert body is not None, f"{name} holds no captured traces request"
+    return body.with_name(body.name.replace(".b64", ".otlp.json")).read_bytes()
 
 
 def traces_request(
