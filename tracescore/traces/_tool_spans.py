@@ -15,7 +15,8 @@ Rules:
   and holds its return value under an ``…_output`` key is that value (LlamaIndex's
   ``ToolOutput``); a result printed as a repr of a record is read as that record, and a record
   holding a status word and one value, its other fields empty, is that value (Agno's execution
-  result).
+  result); a result that is text holding a JSON object or array (JSON text written as a JSON
+  string) is that JSON.
 - **A span named by a tool the model just asked for is that tool's execution.** A plain span (no
   convention kind: a function traced by hand, OpenLIT's ``@openlit.trace``) directly after a
   model call that asked for a tool of its name, or beneath that call, is the tool's execution.
@@ -85,6 +86,10 @@ def unwrap_payloads(step: Step) -> None:
                 step.tool_call_id = str(message["tool_call_id"])
         elif isinstance(result, str):  # a value unwrapped from its record, as JSON text
             result = parse_json(result)
+    elif isinstance(result, str) and result[:1] in "{[":
+        # JSON text written as a JSON string (Laminar's Deep Agents tool spans), read once by
+        # the adapter: the JSON it holds
+        result = parse_json(result)
     step.tool_result = result
 
 
