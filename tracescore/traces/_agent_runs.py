@@ -97,7 +97,7 @@ def find_agent_runs(
     loose: list[Step] = []
     owned: dict[int, list[Step]] = {}
     owners: dict[int, Step] = {}
-    holders = _holders_with_steps(calls)
+    holders: dict[int, bool] = {}
     for call in calls:
         owner = _declared_owner(call, holders)
         if owner is None:
@@ -208,22 +208,16 @@ def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], 
     return (conversation, answer) if conversation else None
 
 
-def _holders_with_steps(calls: list[Step]) -> set[int]:
-    """Declared agents above model calls that hold all of them inside one plain child while
-    other children of theirs are steps with input or output of their own (a graph every
+def _holds_steps_beside(agent: Step, memo: dict[int, bool]) -> bool:
+    """Whether a declared agent above model calls holds all of them inside one plain child while
+    other children of its are steps with input or output of their own (a graph every
     tracer-wrapped graph of which is declared an agent, as Laminar's LangGraph instrumentation
     does, around a step running the real agent): the work is a workflow's, and the child's
-    conversation finds its own run."""
-    out: set[int] = set()
-    seen: set[int] = set()
-    for call in calls:
-        node = call.parent
-        while node is not None and id(node) not in seen:
-            seen.add(id(node))
-            if declared_agent(node) and _one_child_holds_calls(node):
-                out.add(id(node))
-            node = node.parent
-    return out
+    conversation finds its own run (``memo``: the answer per agent, asked once)."""
+    known = memo.get(id(agent))
+    if known is None:
+        known = memo[id(agent)] = _one_child_holds_calls(agent)
+    return known
 
 
 def _one_child_holds_calls(agent: Step) -> bool:
@@ -252,16 +246,16 @@ def _one_child_holds_calls(agent: Step) -> bool:
     return bool(question) and reads_as(agent.input, [question]) is False
 
 
-def _declared_owner(call: Step, holders: set[int] = frozenset()) -> Step | None:  # type: ignore[assignment]
+def _declared_owner(call: Step, holders: dict[int, bool]) -> Step | None:
     """The nearest declared agent above ``call``; one directly inside a declared agent that
     names no agent (no agent name attribute) while that one does, or names the same agent, is a
     turn of that agent's loop, which owns it; one whose calls a plain child holds beside its
-    steps (``_holders_with_steps``) owns none."""
+    steps (``_holds_steps_beside``) owns none."""
     node = call.parent
     while node is not None:
-        if id(node) in holders:
-            return None
         if declared_agent(node):
+            if _holds_steps_beside(node, holders):
+                return None
             above = node.parent
             if above is not None and declared_agent(above) and above.agent_id is not None and (
                 node.agent_id is None or node.name == above.name
@@ -305,7 +299,7 @@ def _loop_steps(owners: dict[int, Step], owned: dict[int, list[Step]]) -> list[S
 
 
 def _implicit_runs(calls: list[Step], tools: list[Step], roots: int,
-                   holders: set[int]) -> list[Step]:
+                   holders: dict[int, bool]) -> list[Step]:
     homes: list[tuple[int, list[Step], Step]] = []
     by_call_id: dict[str, Step] | None = None
     for loop in conversations(calls):
@@ -341,14 +335,14 @@ def _within(step: Step, top: Step) -> bool:
     return False
 
 
-def _run_of(loop: list[Step], home: Step, roots: int, holders: set[int]) -> Step | None:
+def _run_of(loop: list[Step], home: Step, roots: int, holders: dict[int, bool]) -> Step | None:
     node: Step | None = home
     while node is not None:
         if node is not home and node.kind == "agent_run" and node.hint == "implicit_agent":
             return None  # a run already found holds this conversation: its model call(s)
-        if id(node) in holders:
-            break  # a declared agent around a step that holds this conversation: not its run
         if declared_agent(node):
+            if _holds_steps_beside(node, holders):
+                break  # a declared agent around a step that holds this conversation: not its run
             note(node, "nearest agent span above the conversation of {!r}: the agent run",
                  home.name)
             return node

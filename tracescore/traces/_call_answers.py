@@ -10,14 +10,17 @@ its answer stays unknown.
 
 from __future__ import annotations
 
-from ._scope import own_calls
+from ._scope import in_nested, scope
 from ._steps import Step, note
 
 
 def recover_answers(run: Step) -> None:
     """Give each of the run's own model calls that recorded no answer the one its next call was
     given (see the module's rule)."""
-    calls = own_calls(run)
+    calls = [s for s in scope(run) if s.is_model_call]  # (the walk stage 5 reads again, kept)
+    if all(call.output_messages for call in calls):
+        return  # every call recorded its answer (parsed here once, as stage 5 needs it)
+    calls = [call for call in calls if not in_nested(call, run)]
     for call, following in zip(calls, calls[1:], strict=False):
         if call.output_messages:
             continue
