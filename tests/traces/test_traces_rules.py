@@ -667,3 +667,23 @@ def test_the_peer_step_holding_the_run_is_a_step_though_it_carries_the_runs_answ
     assert [(s.step_type, s.name) for s in steps] == [
         ("workflow_step", "parse"), ("workflow_step", "ask"), ("workflow_step", "format")]
     assert [c.step_type for c in steps[1].children or []] == ["agent_run"]
+
+
+def test_explain_states_this_rounds_rules_on_their_captures() -> None:
+    """``--explain`` (``Step.notes``) says why a declared agent around a step holding the
+    conversation is not its run (Laminar declares every graph an agent), and which calls got
+    their answer from the next call's prompt (LlamaIndex's own integration drops streamed
+    answers)."""
+    workflow = fixture_trace("py-langchain-agent-laminar", "workflow").steps[0]
+    assert workflow.kind == "workflow_run"
+    assert any("not their run" in n for n in workflow.notes or [])
+    runs = [s for s in workflow.descendants() if s.kind == "agent_run"]
+    assert [r.name for r in runs] == ["weather_agent"]
+    assert any("below the agent span around its steps" in n for n in runs[0].notes or [])
+
+    run = fixture_trace("py-llamaindex-agent-otel", "turn1").steps[0]
+    calls = [s for s in run.descendants() if s.is_model_call]
+    recovered = [any("records no answer" in n for n in c.notes or []) for c in calls]
+    assert recovered == [True, True, False]  # the last call's answer was never exported
+    assert [m.calls[0].name for c in calls[:2] for m in c.output_messages or []] == [
+        "get_weather", "convert_temperature"]

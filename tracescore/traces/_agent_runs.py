@@ -210,13 +210,16 @@ def _conversation_and_answer(step: Step, tools: list[Step]) -> tuple[list[Msg], 
 
 def _holds_steps_beside(agent: Step, memo: dict[int, bool]) -> bool:
     """Whether a declared agent above model calls holds all of them inside one plain child while
-    other children of its are steps with input or output of their own (a graph every
-    tracer-wrapped graph of which is declared an agent, as Laminar's LangGraph instrumentation
-    does, around a step running the real agent): the work is a workflow's, and the child's
+    its other children are steps with input or output of their own (a tracer that declares
+    every graph an agent, as Laminar's LangGraph instrumentation does, the workflow's graph
+    around a step running the real agent too): the work is a workflow's, and the child's
     conversation finds its own run (``memo``: the answer per agent, asked once)."""
     known = memo.get(id(agent))
     if known is None:
         known = memo[id(agent)] = _one_child_holds_calls(agent)
+        if known:
+            note(agent, "declared agent whose model calls one child holds beside steps of its "
+                 "own, its input not the question the calls were asked: not their run")
     return known
 
 
@@ -351,8 +354,9 @@ def _run_of(loop: list[Step], home: Step, roots: int, holders: dict[int, bool]) 
         return _lone_call_run(home) if len(loop) == 1 else None
     if home.kind in MODEL_KINDS and home.hint != "aisdk_top" and (home.parent or roots > 1):
         return None  # a model step over its calls, inside something else: not the run
+    below = "below the agent span around its steps" if node is not None else "with no agent span"
     _make_agent(home, f"smallest span holding a conversation of {len(loop)} model call(s) and "
-                "the tools they asked for, with no agent span: an implicit agent run")
+                f"the tools they asked for, {below}: an implicit agent run")
     return home
 
 
