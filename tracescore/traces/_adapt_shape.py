@@ -18,9 +18,13 @@ still becomes a model call, a tool call or a run with its content:
   finish reason from the reply's metadata record).
 - **Values written as JSON**: an attribute whose whole value is the JSON text of a string
   (``"\"AGENT\""``: an exporter that JSON-encodes every value) is read as that string.
-- **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs`` (an
-  output that is only a record of token counts is accounting, not content)
-  (``input``, ``…:input``, ``…_input``, ``…spanInputs``); a message list under any
+- **Where**: the span's attributes, and beneath them its events' (an exception's aside: a
+  tracer may record what a call was given and gave out as events of its span, as LlamaIndex's
+  own integration does); the span's own attributes win.
+- **Content**: a key whose last word is ``input``/``inputs`` or ``output``/``outputs``
+  (``input``, ``…:input``, ``…_input``, ``…spanInputs``), else one whose last segment is that
+  word and a content word (``input_data``); an output that is only a record of token counts is
+  accounting, not content; a message list under any
   key (``…messages``, ``…prompt``) as the model's input (items with roles, typed by a message
   class, or typed as a tool call or its result: the Responses API's items; a request record's
   ``instructions``/``system`` text beside them as the system prompt); an output record's

@@ -84,11 +84,9 @@ def unwrap_payloads(step: Step) -> None:
                 step.status = "error"
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
-        elif isinstance(result, str):  # a value unwrapped from its record, as JSON text
-            result = parse_json(result)
-    elif isinstance(result, str) and result[:1] in "{[":
-        # JSON text written as a JSON string (Laminar's Deep Agents tool spans), read once by
-        # the adapter: the JSON it holds
+    if isinstance(result, str):
+        # JSON text: a value unwrapped from its record, or one written as a JSON string
+        # (Laminar's Deep Agents tool spans) that the adapter read once: the JSON it holds
         result = parse_json(result)
     step.tool_result = result
 
