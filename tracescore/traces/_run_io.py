@@ -12,7 +12,9 @@ run's conversation (``_conversation``) and its answer (``_agent``):
 - **The declared answer** is the run's own output when it says one: plain text (never a repr),
   a message list's last assistant text (a message record under any key of a record: an ADK
   event's ``content``), or a record with one text field — with several, the one
-  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``); a record's text that
+  its last model call wrote last (DSPy's ``{"reasoning", "answer"}``), not counting a text
+  that is part of another one found there (the ``city`` a graph state's ``answer`` names);
+  a record's text that
   its model calls did not write last is no answer when it has model calls (the Agents SDK's
   ``{"output_type": "str"}`` under MLflow declares a type, not the answer). A declared answer
   that is the last model call's text with other surrounding whitespace is that text: the
@@ -109,7 +111,9 @@ def _declared(run: Step, calls: list[Step]) -> str | None:
     completion = last_text(calls)
     if len(texts) == 1 and (not calls or texts[0].strip() in completion):
         return texts[0]
-    placed = [(completion.rfind(t), t) for t in texts if completion and t in completion]
+    found = [t for t in texts if completion and t in completion]
+    # a text inside another text found (the city the answer names) is a piece of it
+    placed = [(completion.rfind(t), t) for t in found if not any(t in o and t != o for o in found)]
     return max(placed)[1] if placed else None
 
 

@@ -45,6 +45,9 @@ def unwrap_payloads(step: Step) -> None:
     if isinstance(args, dict) and "kwargs" in args and _call_record(args):
         args = args["kwargs"]
         note(step, "a Python call record: the arguments are its keyword arguments")
+    elif isinstance(args, dict) and "args" in args and _one_positional(args) is not None:
+        args = _one_positional(args)
+        note(step, "a call record with one positional argument, a record: the arguments are it")
     elif isinstance(args, dict) and "input_str" in args:
         inner = args.get("inputs")
         kwargs = args.get("kwargs")
@@ -84,6 +87,7 @@ def unwrap_payloads(step: Step) -> None:
                 step.status = "error"
             if step.tool_call_id is None and message.get("tool_call_id"):
                 step.tool_call_id = str(message["tool_call_id"])
+            _named_by_message(step, message.get("name"))
     if isinstance(result, str):
         # JSON text: a value unwrapped from its record, or one written as a JSON string
         # (Laminar's Deep Agents tool spans) that the adapter read once: the JSON it holds
@@ -98,6 +102,31 @@ def _call_record(args: dict[str, Any]) -> bool:
     if not isinstance(kwargs, dict) or args.get("args") not in (None, [], ()):
         return False
     return all(isinstance(v, bool) for k, v in args.items() if k not in ("args", "kwargs"))
+
+
+def _one_positional(args: dict[str, Any]) -> dict[str, Any] | None:
+    """The record a call recorded with one positional argument and nothing else holds
+    (``{"args": ["{\"city\": \"Paris\"}"]}``: OpenLLMetry JS's record of a LangChain tool's
+    ``invoke(input)``), parsed when it is JSON text; None for any other record."""
+    positional = args.get("args")
+    if not isinstance(positional, list) or len(positional) != 1:
+        return None
+    if any(v not in (None, {}, []) for k, v in args.items() if k != "args"):
+        return None
+    only = parse_json(positional[0])
+    return only if isinstance(only, dict) else None
+
+
+def _named_by_message(step: Step, name: Any) -> None:
+    """The tool a span ran is the one its result message names (the name the model reads its
+    result under), when the span itself names another (a class: ``DynamicStructuredTool``)."""
+    if not isinstance(name, str) or not name or name == step.tool_name:
+        return
+    note(step, "its result is a tool message naming the tool {!r}: the tool's name (the span "
+         "named {!r})", name, step.tool_name or step.name)
+    if step.name in (step.tool_name, step.span_name):
+        step.name = name
+    step.tool_name = name
 
 
 def _raw_output(step: Step, result: dict[str, Any]) -> Any:
