@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,37 @@ FIXTURE_DIRS = sorted(p.name for p in FIXTURES.iterdir()
 
 
 def fixture_protobuf(name: str) -> bytes:
-    """The captured protobuf traces request body of one fixture client (its first)."""
+    """The captured protobuf traces request body of one fixture client (its first); for a
+    client that sent OTLP/JSON (its ``.meta.json`` says so), the same request re-encoded as
+    protobuf from what it sent."""
     body = _first_traces_body(FIXTURES / name)
     assert body is not None, f"{name} holds no captured traces request"
-    return base64.b64decode(body.read_text())
+    meta = json.loads(body.with_name(body.name.replace(".b64", ".meta.json")).read_text())
+    sent = base64.b64decode(body.read_text())
+    if "json" not in str(meta.get("content_type", "")):
+        return sent
+    return _protobuf_of_json(json.loads(sent))
+
+
+def _protobuf_of_json(request: dict[str, Any]) -> bytes:
+    """An OTLP/JSON traces request as protobuf bytes (OTLP/JSON writes trace and span ids as
+    hex, where protobuf's JSON mapping expects base64: converted before parsing)."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    def b64(hex_id: str) -> str:
+        return base64.b64encode(bytes.fromhex(hex_id)).decode() if hex_id else hex_id
+
+    for resource_spans in request.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for record in (span, *span.get("links", [])):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in record:
+                            record[key] = b64(record[key])
+    return json_format.ParseDict(request, ExportTraceServiceRequest()).SerializeToString()
 
 
 def fixture_json(name: str) -> bytes:

@@ -118,9 +118,15 @@ def adapt(span: Span, step: Step) -> None:
             "gen_ai.request.model" in attrs
             or "gen_ai.prompt" in attrs
             or "gen_ai.prompt.0.role" in attrs
-            or (details is not None and (details.inputs or details.outputs))
+            or (
+                details is not None
+                and (details.inputs or details.outputs)
+                and any(key in attrs for key in _USAGE_GUARD)
+            )
         )
     ):
+        # message events alone do not make a model call: a span that counts no tokens and names
+        # no model but logs the conversation (Strands JS's loop cycles) is a step around calls
         kind = "model_generation"
     if kind is None and op is None:
         if "gen_ai.tool.name" in attrs:

@@ -40,16 +40,17 @@ _ROLES = {
 _TOOL_WORDS = frozenset({"tool", "function"})
 _CALL_WORDS = frozenset({"call", "use", "request"})
 _RESULT_WORDS = frozenset({"result", "response", "return", "output"})
-_KIND_SPLIT = re.compile(r"[-_\s]+")
+_KIND_SPLIT = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")  # tool_use, tool-call, toolUse
 
 
 @functools.lru_cache(maxsize=256)
 def _tool_part(kind: str) -> str | None:
     """``"call"`` or ``"result"`` for a part or item type that names a tool call the model made
-    or the result handed back — a tool word, then a call word or a result word (``tool_call``,
-    ``tool-call``, ``tool_use``, ``function_call``, ``tool_call_request``; ``tool_result``,
+    or the result handed back — a tool word, then a call word or a result word, in any spelling
+    (``tool_call``, ``tool-call``, ``tool_use``, ``toolUse``, ``function_call``,
+    ``tool_call_request``; ``tool_result``, ``toolResult``,
     ``tool-return``, ``tool_call_response``, ``function_call_output``) — else None."""
-    words = _KIND_SPLIT.split(kind.lower())
+    words = [word.lower() for word in _KIND_SPLIT.split(kind)]
     if len(words) < 2 or words[0] not in _TOOL_WORDS:
         return None
     if words[-1] in _CALL_WORDS:
@@ -503,14 +504,18 @@ def _call_of(item: Any) -> Call | None:
             args = next((v for k, v in item.items() if k.endswith(_ARG_TAILS)), None)
     if not name:
         return None
-    call_id = (
-        item.get("call_id")
-        or item.get("callId")
-        or item.get("toolCallId")
-        or item.get("tool_call_id")
-        or item.get("id")
-    )
+    call_id = next((v for k, v in item.items() if v and _names_call_id(k)), None) or item.get("id")
     return Call(str(call_id) if call_id else None, str(name), _args(args))
+
+
+@functools.lru_cache(maxsize=256)
+def _names_call_id(key: str) -> bool:
+    """A key naming the id of a tool call, in any spelling: its last word ``id`` after a tool or
+    call word (``call_id``, ``callId``, ``tool_call_id``, ``toolCallId``, ``toolUseId``)."""
+    words = [word.lower() for word in _KIND_SPLIT.split(key)]
+    return len(words) > 1 and words[-1] == "id" and any(
+        word in _TOOL_WORDS or word == "call" for word in words[:-1]
+    )
 
 
 def _args(value: Any) -> Any:
