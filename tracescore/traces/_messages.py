@@ -125,7 +125,7 @@ def parse_messages(value: Any, *, default_role: str = "user") -> list[Msg] | Non
                 msg = parse_message(each, default_role=default_role)
                 if msg is not None:
                     out.append(msg)
-        return text_tool_roles(out)
+        return text_tool_roles(results_named_by_role(out))
     return [Msg(default_role, [text_of(value)])]
 
 
@@ -736,6 +736,29 @@ def _record_result(value: Any) -> Result | None:
 _CALL_ROLES = frozenset({"tool-call", "tool_call"})
 _RESPONSE_ROLES = frozenset({"tool-response", "tool_response"})
 _TEXT_ROLES = _CALL_ROLES | _RESPONSE_ROLES
+
+
+def results_named_by_role(msgs: list[Msg]) -> list[Msg]:
+    """A message whose role is the name of a tool an earlier assistant message called (and whose
+    result has not come yet) is that call's result: Langfuse's JS LangChain handler writes a
+    ``ToolMessage`` as ``{"role": "get_weather", "content": …}``, without its call id."""
+    if all(msg.role in _FOUR_ROLES for msg in msgs):
+        return msgs  # most lists: one cheap look
+    open_calls: list[Call] = []
+    out: list[Msg] = []
+    for msg in msgs:
+        if msg.role == "assistant":
+            open_calls.extend(msg.calls)
+        elif msg.role == "tool":
+            answered = {p.id for p in msg.parts if isinstance(p, Result) and p.id}
+            open_calls = [c for c in open_calls if c.id not in answered]
+        call = next((c for c in open_calls if c.name == msg.role), None)
+        if call is None or msg.role in _FOUR_ROLES:
+            out.append(msg)
+            continue
+        open_calls.remove(call)
+        out.append(Msg("tool", [Result(call.id, call.name, parse_json(msg.text))]))
+    return out
 
 
 def text_tool_roles(msgs: list[Msg]) -> list[Msg]:
