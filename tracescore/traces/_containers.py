@@ -521,12 +521,13 @@ def _wrap(step: Step, inner: Step | None, *, lend_name: bool = False) -> None:
         and inner.kind == "agent_run"
         and step.name == step.span_name
         and method_owner(inner.span_name) != inner.span_name
-        and (inner.name == inner.span_name or (
+        and (inner.name in (inner.span_name, inner.span_name.rpartition(".")[2]) or (
             inner.hint == "implicit_agent" and inner.name == method_owner(inner.span_name)))
     ):
         # A run named only after its method-call span (a framework's class: ``ReAct.forward``;
-        # an implicit run named after that class), no attribute naming it; the span around it
-        # with the same input and output is the program that names it.
+        # an implicit run named after that class; the method itself: ``ai.generateText``), no
+        # attribute naming it; the span around it with the same input and output is the
+        # program that names it.
         inner.name = inner.agent_id = method_owner(step.name)
         note(inner, f"named by the wrapper {step.span_id} around it")
 
