@@ -3,10 +3,13 @@
 ``ai.generateText``/``ai.streamText``/``ai.generateObject``/``ai.streamObject`` are the call the
 app made (an agent run when it loops over tools; the structural pass decides), their
 ``.doGenerate``/``.doStream`` children are single model calls, ``ai.toolCall`` is a tool
-execution, ``ai.embed*`` are embeddings. Reads ``ai.prompt`` (``{system, prompt, messages}``),
-``ai.prompt.messages``, ``ai.response.text``/``.toolCalls``/``.object``/``.finishReason``,
-``ai.toolCall.*`` (``args``/``input``, ``result``/``output``), ``ai.usage.*`` (v4 prompt/completion
-and v5 input/output names) and ``ai.telemetry.functionId``/``.metadata.*``.
+execution, ``ai.embed*`` are embeddings; a span of any name carrying the request messages
+(``ai.prompt.messages``) is a model call and one naming a tool call (``ai.toolCall.name``) a tool
+execution (Laminar's Mastra exporter writes them on Mastra's own spans). Reads ``ai.prompt``
+(``{system, prompt, messages}``), ``ai.prompt.messages``,
+``ai.response.text``/``.toolCalls``/``.object``/``.finishReason``, ``ai.toolCall.*``
+(``args``/``input``, ``result``/``output``), ``ai.usage.*`` (v4 prompt/completion and v5
+input/output names) and ``ai.telemetry.functionId``/``.metadata.*``.
 """
 
 from __future__ import annotations
@@ -37,10 +40,16 @@ _METADATA = "ai.telemetry.metadata."
 _TOP = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 
 
+_CONTENT_KEYS = ("ai.prompt.messages", "ai.toolCall.name")
+"""The keys that say what a span did in the SDK's terms whatever it is named: the messages of a
+model request, the tool a call ran (Laminar's Mastra exporter writes them on Mastra's spans)."""
+
+
 def claims(span: Span) -> bool:
-    """A span with ``ai.operationId``, or an ``ai.*`` span name with ``ai.*`` attributes."""
+    """A span with ``ai.operationId``, an ``ai.*`` span name with ``ai.*`` attributes, or the
+    SDK's request messages or tool-call name under any span name."""
     attrs = span.attributes
-    if "ai.operationId" in attrs:
+    if "ai.operationId" in attrs or any(key in attrs for key in _CONTENT_KEYS):
         return True
     return span.name.startswith("ai.") and has_key_prefix(attrs, "ai.")
 
@@ -80,7 +89,7 @@ def adapt(span: Span, step: Step) -> None:
     if finish is not None:
         step.finish_reason = str(finish)
 
-    if op.endswith((".doGenerate", ".doStream")):
+    if op.endswith((".doGenerate", ".doStream")) or (not top and "ai.prompt.messages" in attrs):
         step.kind = "model_generation"
         step.hint = "llm_call"
         messages = attrs.get("ai.prompt.messages")
@@ -108,7 +117,7 @@ def adapt(span: Span, step: Step) -> None:
                 step.system = [system]
         step.output_messages = Lazy(_response_messages, attrs)
         step.output = first_present(attrs, "ai.response.text", "ai.response.object")
-    elif op.startswith("ai.toolCall"):
+    elif op.startswith("ai.toolCall") or "ai.toolCall.name" in attrs:
         step.kind = "tool_call"
         name = first_present(attrs, "ai.toolCall.name")
         step.tool_name = str(name) if name else span.name

@@ -26,6 +26,9 @@ _NAME_KINDS = (
 _WORD = re.compile(r"[\w-]+")
 _PLACEHOLDER = re.compile(r"\{([^{}\s!:]+)(!r)?(?:![sa])?(?::[^{}]*)?\}")
 _QUOTED_STEP = re.compile(r"^workflow step:\s*'?(.*?)'?$")
+_LABELLED = re.compile(r"^[A-Za-z][\w ]*:\s*'([^']+)'$")
+"""A span named ``<label>: '<name>'`` (Mastra's ``agent run: 'weather_agent'``, ``tool:
+'get_weather'``, as its exporters to other backends write them): named by the quoted name."""
 _TRACELOOP_KINDS = {
     "workflow": "workflow_run",
     "agent": "agent_run",
@@ -64,6 +67,17 @@ def template_name(name: str, attrs: dict[str, Any]) -> str | None:
     return None
 
 
+def _named(name: str, attrs: dict[str, Any]) -> str:
+    """A span's name: a template filled with its attributes, a labelled quoted name's name."""
+    if "{" in name:
+        return filled_name(name, attrs)
+    if name.endswith("'"):
+        labelled = _LABELLED.match(name)
+        if labelled:
+            return labelled.group(1)
+    return name
+
+
 def claims(span: Span) -> bool:
     """The generic adapter takes any span."""
     return True
@@ -75,7 +89,7 @@ def base_step(span: Span) -> Step:
     step = Step(
         span_id=span.span_id,
         kind="generic",
-        name=filled_name(span.name, attrs) if "{" in span.name else span.name,
+        name=_named(span.name, attrs),
         span_name=span.name,
         start_time_ns=span.start_time_ns,
         end_time_ns=span.end_time_ns,

@@ -281,7 +281,10 @@ def _messages_in_reply_out(step: Step) -> bool:
         return False
     out = parse_messages(step.output, default_role="assistant") if isinstance(
         step.output, (dict, list)) else None
-    return bool(out) and all(m.role == "assistant" for m in out or ())
+    # an empty record out (``{}``: a memory or processor step that passed the messages on) is
+    # no reply
+    return bool(out) and all(m.role == "assistant" for m in out or ()) and any(
+        m.parts for m in out or ())
 
 
 def _reply_meta(output: Any) -> dict[str, Any] | None:

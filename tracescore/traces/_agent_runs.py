@@ -30,7 +30,9 @@ Rules:
   named by the agent name it carries (an ``agent.name`` attribute, read by the shape adapter),
   else by the name its span name was written with (``Agent run: {name!r}``), else after the
   object of a method-call span name (``FunctionAgent.run`` → ``FunctionAgent``).
-  A model step over calls is that only at the top of a one-root trace.
+  A model step over calls is that only at the top of a one-root trace; inside something else
+  it is the loop, and the span holding it is the run (Mastra's ``llm`` span over its steps,
+  under an agent span nothing declares an agent).
 - **A lone call** is a run only when it is the trace's whole work: the innermost span above it
   that names an agent (an ``agent_name`` attribute), else its root, whose output, if any, reads
   as the call's answer, is the run (a root that is the call itself stands as the agent of a
@@ -352,10 +354,17 @@ def _run_of(loop: list[Step], home: Step, roots: int, holders: dict[int, bool]) 
         node = node.parent
     if home.is_model_call:
         return _lone_call_run(home) if len(loop) == 1 else None
+    what = "smallest span holding"
     if home.kind in MODEL_KINDS and home.hint != "aisdk_top" and (home.parent or roots > 1):
-        return None  # a model step over its calls, inside something else: not the run
+        # a model step over its calls (Mastra's ``llm`` span over its steps) is the loop, not
+        # its run: the span holding that step is
+        while home.parent is not None and home.kind in MODEL_KINDS:
+            home = home.parent
+        if home.kind in MODEL_KINDS or home.kind in RUN_KINDS:
+            return None
+        what = "span holding the model step over"
     below = "below the agent span around its steps" if node is not None else "with no agent span"
-    _make_agent(home, f"smallest span holding a conversation of {len(loop)} model call(s) and "
+    _make_agent(home, f"{what} a conversation of {len(loop)} model call(s) and "
                 f"the tools they asked for, {below}: an implicit agent run")
     return home
 
