@@ -504,7 +504,12 @@ def _call_of(item: Any) -> Call | None:
             args = next((v for k, v in item.items() if k.endswith(_ARG_TAILS)), None)
     if not name:
         return None
-    call_id = next((v for k, v in item.items() if v and _names_call_id(k)), None) or item.get("id")
+    call_id = None
+    for key, value in item.items():
+        if value and _names_call_id(key):
+            call_id = value
+            break
+    call_id = call_id or item.get("id")
     return Call(str(call_id) if call_id else None, str(name), _args(args))
 
 
@@ -742,8 +747,11 @@ def results_named_by_role(msgs: list[Msg]) -> list[Msg]:
     """A message whose role is the name of a tool an earlier assistant message called (and whose
     result has not come yet) is that call's result: Langfuse's JS LangChain handler writes a
     ``ToolMessage`` as ``{"role": "get_weather", "content": …}``, without its call id."""
-    if all(msg.role in _FOUR_ROLES for msg in msgs):
-        return msgs  # most lists: one cheap look
+    for msg in msgs:  # most lists: one cheap look
+        if msg.role not in _FOUR_ROLES:
+            break
+    else:
+        return msgs
     open_calls: list[Call] = []
     out: list[Msg] = []
     for msg in msgs:
