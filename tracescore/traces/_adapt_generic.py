@@ -67,17 +67,6 @@ def template_name(name: str, attrs: dict[str, Any]) -> str | None:
     return None
 
 
-def _named(name: str, attrs: dict[str, Any]) -> str:
-    """A span's name: a template filled with its attributes, a labelled quoted name's name."""
-    if "{" in name:
-        return filled_name(name, attrs)
-    if name.endswith("'"):
-        labelled = _LABELLED.match(name)
-        if labelled:
-            return labelled.group(1)
-    return name
-
-
 def claims(span: Span) -> bool:
     """The generic adapter takes any span."""
     return True
@@ -89,7 +78,7 @@ def base_step(span: Span) -> Step:
     step = Step(
         span_id=span.span_id,
         kind="generic",
-        name=_named(span.name, attrs),
+        name=filled_name(span.name, attrs) if "{" in span.name else span.name,
         span_name=span.name,
         start_time_ns=span.start_time_ns,
         end_time_ns=span.end_time_ns,
@@ -138,6 +127,10 @@ def adapt(span: Span, step: Step) -> None:
         if match:
             step.kind = "workflow_step"
             step.name = match.group(1) or name
+        elif name.endswith("'"):
+            labelled = _LABELLED.match(name)
+            if labelled:
+                step.name = labelled.group(1)
     step_id = first_present(attrs, "workflow.step.id", "workflow.step.name")
     if step_id is not None:
         step.kind = "workflow_step"
