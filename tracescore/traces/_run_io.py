@@ -13,12 +13,11 @@ run's conversation (``_conversation``) and its answer (``_agent``):
   a message list's last assistant text (a message record under any key of a record: an ADK
   event's ``content``), or a record with one text field — with several, the one
   its last model call wrote last (DSPy's ``{"reasoning", "answer"}``), not counting a text
-  that is part of another one found there (the ``city`` a graph state's ``answer`` names);
-  a record's text that
-  its model calls did not write last is no answer when it has model calls (the Agents SDK's
-  ``{"output_type": "str"}`` under MLflow declares a type, not the answer). A declared answer
-  that is the last model call's text with other surrounding whitespace is that text: the
-  framework's rendering of the model's answer (Strands adds a newline per text block).
+  that is part of another one found there (the ``city`` a graph state's ``answer`` names); a
+  record's text that its model calls did not write last is no answer when it has model calls
+  (the Agents SDK's ``{"output_type": "str"}`` under MLflow declares a type, not the answer). A
+  declared answer that is the last model call's text with other surrounding whitespace is that
+  text: the framework's rendering of the model's answer (Strands adds a newline per text block).
 """
 
 from __future__ import annotations

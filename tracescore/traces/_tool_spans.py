@@ -45,8 +45,8 @@ def unwrap_payloads(step: Step) -> None:
     if isinstance(args, dict) and "kwargs" in args and _call_record(args):
         args = args["kwargs"]
         note(step, "a Python call record: the arguments are its keyword arguments")
-    elif isinstance(args, dict) and "args" in args and _one_positional(args) is not None:
-        args = _one_positional(args)
+    elif isinstance(args, dict) and "args" in args and (only := _one_positional(args)) is not None:
+        args = only
         note(step, "a call record with one positional argument, a record: the arguments are it")
     elif isinstance(args, dict) and "input_str" in args:
         inner = args.get("inputs")
