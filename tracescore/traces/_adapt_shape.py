@@ -72,7 +72,7 @@ from ._messages import (
 from ._run_text import is_repr
 from ._span import Span
 from ._steps import RUN_KINDS, Lazy, Msg, Step
-from ._values import counts_only, id_like, parse_json, parse_json_any, to_int
+from ._values import counts_only, id_like, parse_json, parse_json_any, to_int, words
 
 _SPLIT = re.compile(r"[.:/]")
 KIND_WORDS = {
@@ -104,18 +104,9 @@ _USAGE = (
 )
 
 
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-
-
 def last_segment(key: str) -> str:
     """The last segment of a key, lower case (``genkit:metadata:subtype`` → ``subtype``)."""
     return _SPLIT.split(key)[-1].lower()
-
-
-def words(text: str) -> list[str]:
-    """The words of a key or value, lower case (``spanInputs`` → ``span``, ``inputs``;
-    ``CHAT_MODEL`` → ``chat``, ``model``)."""
-    return [w.lower() for w in _WORDS.findall(text)]
 
 
 _CONTENT_NOUNS = frozenset({"data", "value", "payload", "content"})
@@ -598,5 +589,4 @@ __all__ = [
     "plain_name",
     "tool_task",
     "usage_of",
-    "words",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 from ._repr_data import repr_data
 from ._run_text import is_repr
 from ._steps import Call, File, Msg, Part, Reasoning, Result
-from ._values import langchain_message, parse_json, parse_json_any, text_of
+from ._values import langchain_message, parse_json, parse_json_any, text_of, words
 
 _ROLES = {
     "system": "system",
@@ -40,7 +40,6 @@ _ROLES = {
 _TOOL_WORDS = frozenset({"tool", "function"})
 _CALL_WORDS = frozenset({"call", "use", "request"})
 _RESULT_WORDS = frozenset({"result", "response", "return", "output"})
-_KIND_SPLIT = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")  # tool_use, tool-call, toolUse
 
 
 @functools.lru_cache(maxsize=256)
@@ -50,12 +49,12 @@ def _tool_part(kind: str) -> str | None:
     (``tool_call``, ``tool-call``, ``tool_use``, ``toolUse``, ``function_call``,
     ``tool_call_request``; ``tool_result``, ``toolResult``,
     ``tool-return``, ``tool_call_response``, ``function_call_output``) — else None."""
-    words = [word.lower() for word in _KIND_SPLIT.split(kind)]
-    if len(words) < 2 or words[0] not in _TOOL_WORDS:
+    said = words(kind)
+    if len(said) < 2 or said[0] not in _TOOL_WORDS:
         return None
-    if words[-1] in _CALL_WORDS:
+    if said[-1] in _CALL_WORDS:
         return "call"
-    return "result" if words[-1] in _RESULT_WORDS else None
+    return "result" if said[-1] in _RESULT_WORDS else None
 
 
 def _tool_part_of(kind: Any) -> str | None:
@@ -517,9 +516,9 @@ def _call_of(item: Any) -> Call | None:
 def _names_call_id(key: str) -> bool:
     """A key naming the id of a tool call, in any spelling: its last word ``id`` after a tool or
     call word (``call_id``, ``callId``, ``tool_call_id``, ``toolCallId``, ``toolUseId``)."""
-    words = [word.lower() for word in _KIND_SPLIT.split(key)]
-    return len(words) > 1 and words[-1] == "id" and any(
-        word in _TOOL_WORDS or word == "call" for word in words[:-1]
+    said = words(key)
+    return len(said) > 1 and said[-1] == "id" and any(
+        word in _TOOL_WORDS or word == "call" for word in said[:-1]
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import logging
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,15 @@ MAX_PARSE_CHARS = 4_000_000
 """JSON strings longer than this are kept as text instead of parsed (they stay whole)."""
 
 _JSON_START = frozenset("{[")
+
+
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """The words of a key or value, lower case, in any spelling (``spanInputs`` → ``span``,
+    ``inputs``; ``CHAT_MODEL`` → ``chat``, ``model``; ``tool-call``, ``toolUse``)."""
+    return [w.lower() for w in _WORDS.findall(text)]
 
 
 def parse_json(value: Any) -> Any:
@@ -295,6 +305,7 @@ def tool_message(value: Any) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "words",
     "MAX_PARSE_CHARS",
     "id_like",
     "tool_message",
