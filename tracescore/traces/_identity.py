@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._steps import Step, walk_steps
-from ._values import as_dict, id_like
+from ._values import as_dict, id_like, words
 
 if TYPE_CHECKING:
     from ._trace import Trace
@@ -42,11 +42,6 @@ a trace's metadata: ``group_id``, the OpenAI Agents SDK's id of a conversation's
 ``edge_group.id`` is the id of some other group)."""
 _USER_WORDS = ("user", "enduser")
 _ID_ENDS = frozenset({"id", "Id", "ID"})
-_PARTS = re.compile(r"[._:/\-]+|(?<=[a-z0-9])(?=[A-Z])")
-
-
-def _words(key: str) -> list[str]:
-    return [w.lower() for w in _PARTS.split(key) if w]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -55,10 +50,10 @@ def _id_word(key: str) -> str | None:
     ``ai.settings.context.sessionId`` → ``session``), or None."""
     if not key[-2:].lower() == "id":
         return None
-    words = _words(key)
-    if len(words) >= 2 and words[-1] == "id":
-        word = words[-2]
-        return word if word != "group" or len(words) == 2 or _group_segment(key) else None
+    said = words(key)
+    if len(said) >= 2 and said[-1] == "id":
+        word = said[-2]
+        return word if word != "group" or len(said) == 2 or _group_segment(key) else None
     return None
 
 
@@ -73,7 +68,7 @@ def _group_segment(key: str) -> bool:
     segments = [s.lower() for s in _SEGMENTS.split(key) if s]
     if "metadata" not in segments[:-1]:
         return False
-    last = _words(segments[-1])
+    last = words(segments[-1])
     return last == ["group", "id"] or (last == ["id"] and segments[-2] == "group")
 
 
@@ -95,9 +90,9 @@ def _plan(keys: tuple[str, ...]) -> _Plan:
         if key[-2:] not in _ID_ENDS:
             continue
         word = _id_word(key)
-        for words, found in ranked.items():
-            if word in words:
-                found.append((words.index(word), key))
+        for preferred, found in ranked.items():
+            if word in preferred:
+                found.append((preferred.index(word), key))
     session, user = (
         tuple(key for _, key in sorted(found, key=lambda f: f[0])) for found in ranked.values()
     )
