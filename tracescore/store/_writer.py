@@ -27,7 +27,7 @@ its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``).
 earliest arrival a stored span of the batch's traces can have (None: every trace is new), which
 bounds the duplicate check below. A hook that raises ``TracesConflict`` gets the transaction
 run again with ``exact=True`` (``WriterStats.traces_exact_retries``); after a reopen the writer
-calls ``span_hook.reopened()``.
+calls ``span_hook.connected(conn)`` with each connection it uses (the first one at start).
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
@@ -74,7 +74,7 @@ from ._fatal import first_line, is_disk_full, is_fatal, is_out_of_memory
 from ._schema import column_names
 from ._span_dedupe import has_repeated_keys, insert_new_spans_sql
 from ._traces_table import TracesConflict
-from ._views import unregister_quietly
+from ._views import ArrowSlot, unregister_quietly
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,9 @@ class SpanHook(Protocol):
     def committed(self) -> None:
         """The transaction of the last call committed."""
 
-    def reopened(self) -> None:
-        """The writer reopened the database (after a fatal error): forget what was learnt."""
+    def connected(self, conn: Any) -> None:
+        """The writer uses the new connection ``conn`` (at start, and after reopening the
+        database), outside any transaction: register views, forget what was learnt."""
 
 
 @dataclass(slots=True)
@@ -179,7 +180,9 @@ class Writer:
         checkpoint: CheckpointPolicy | None = None,
         refresh: Callable[[], Any] | None = None,
     ) -> None:
-        self._conn = conn
+        self._views = {name: ArrowSlot(f"__tracescore_{name}") for name in _TARGETS}
+        """The Arrow view each kind of batch is inserted from, registered on every connection
+        the writer uses (``_connected``)."""
         self._refresh = refresh
         self._checkpoints_since_open = 0
         self._wal_path = wal_path
@@ -187,6 +190,7 @@ class Writer:
         self._last_write = time.monotonic()
         self._last_checkpoint = time.monotonic()
         self._span_hook = span_hook
+        self._connected(conn)
         self._last_stamp = datetime.min  # noqa: DTZ901 - naive UTC, as the tables store
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_bytes = max_batch_bytes
@@ -445,9 +449,7 @@ class Writer:
         if conn is None:
             self.stats.refreshes_skipped += 1
             return
-        self._conn = conn
-        if self._span_hook is not None:
-            self._span_hook.reopened()
+        self._connected(conn)
         checkpoints, self._checkpoints_since_open = self._checkpoints_since_open, 0
         self.stats.refreshes += 1
         elapsed_ms = (time.perf_counter() - began) * 1000
@@ -518,19 +520,27 @@ class Writer:
             time.sleep(self._retry_after_s)
             return
         try:
-            self._conn = self._reopen()
+            conn = self._reopen()
         except Exception as exc:
             log.error("reopening the database failed (%s); trying again in %g s", exc,
                       self._retry_after_s)
             with self._cond:
                 self._cond.wait(self._retry_after_s)
             return
-        if self._span_hook is not None:
-            self._span_hook.reopened()
+        self._connected(conn)
         with self._cond:
             self.unavailable = None
         self.stats.reopens += 1
         log.warning("the database was reopened after a fatal error; writes resume")
+
+    def _connected(self, conn: Any) -> None:
+        """Use ``conn`` from now on (a fresh connection): register the batch views on it and
+        tell the span hook."""
+        self._conn = conn
+        for view in self._views.values():
+            view.attach(conn)
+        if self._span_hook is not None:
+            self._span_hook.connected(conn)
 
     def _run_fn(self, job: _Job) -> None:
         conn = self._conn
@@ -623,9 +633,7 @@ class Writer:
         try:
             for name, table in parts:
                 columns, select = _TARGETS[name]
-                view = f"__tracescore_{name}"
-                conn.register(view, table)
-                try:
+                with self._views[name].holding(table) as view:
                     if name == "spans":
                         sql = self._span_insert(conn, view, table, received_at, exact=exact)
                     else:
@@ -633,8 +641,6 @@ class Writer:
                     inserted_at = clock()
                     inserted = conn.execute(sql, [received_at]).fetchone()
                     stats.insert_ms += (clock() - inserted_at) * 1000
-                finally:
-                    unregister_quietly(conn, view)
                 counts[name][0] += table.num_rows
                 counts[name][1] += int(inserted[0]) if inserted else 0
             began = clock()
