@@ -467,17 +467,12 @@ class Flusher:
         return len(ids)
 
     def _note(self, rows: list[dict[str, Any]]) -> None:
-        from tracescore.store import rows_table
+        from tracescore.store import insert_arrow, rows_table
 
         table = rows_table("cluster_flushes", rows)
 
         def write(conn: Any) -> None:
-            conn.register("__tracescore_cluster_flushes", table)
-            try:
-                conn.execute("INSERT OR IGNORE INTO cluster_flushes "
-                             "SELECT * FROM __tracescore_cluster_flushes")
-            finally:
-                conn.unregister("__tracescore_cluster_flushes")
+            insert_arrow(conn, "cluster_flushes", table, "INSERT OR IGNORE")
 
         self.store.write_sync(write)
 

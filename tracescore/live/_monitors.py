@@ -420,16 +420,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _insert_events(events: list[dict[str, Any]]) -> Callable[[Any], None]:
-    from tracescore.store import rows_table
+    from tracescore.store import insert_arrow, rows_table
 
     table = rows_table("monitor_events", events)
 
     def write(conn: Any) -> None:
-        conn.register("_monitor_events_in", table)
-        try:
-            conn.execute("INSERT INTO monitor_events SELECT * FROM _monitor_events_in")
-        finally:
-            conn.unregister("_monitor_events_in")
+        insert_arrow(conn, "monitor_events", table)
 
     return write
 

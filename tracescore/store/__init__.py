@@ -37,6 +37,7 @@ from ._errors import (
     WriteQueueFull,
 )
 from ._experiment_rows import experiment_writer, insert_arrow
+from ._views import arrow_view
 from ._guard import check_sql, json_safe
 from ._judge_cache import StoreJudgeCache
 from ._model_calls import ready_query, stale_count_sql, write_recompute
@@ -89,6 +90,7 @@ __all__ = [
     "WalReport",
     "WriterStats",
     "arrow_span_table",
+    "arrow_view",
     "check_sql",
     "column_names",
     "experiment_writer",

@@ -4,24 +4,19 @@ stored row with its key), in one transaction."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._arrow import rows_table
 from ._datasets_schema import RESULT_KEY
-from ._writer import unregister_quietly
+from ._views import arrow_view
 
 
 def insert_arrow(conn: Any, table: str, data: Any, verb: str = "INSERT") -> None:
     """``{verb} INTO table SELECT * FROM`` an Arrow table, inside the caller's transaction (a
-    ``Store.write`` function); the Arrow view is dropped afterwards."""
-    view = f"__tracescore_{table}_{uuid.uuid4().hex}"
-    conn.register(view, data)
-    try:
+    ``Store.write`` function)."""
+    with arrow_view(conn, data) as view:
         conn.execute(f"{verb} INTO {table} SELECT * FROM {view}")
-    finally:
-        unregister_quietly(conn, view)
 
 
 def experiment_writer(
@@ -45,13 +40,9 @@ def experiment_writer(
         insert_arrow(conn, "experiments", head, "INSERT OR REPLACE")
         if body is None:
             return
-        view = f"__tracescore_results_{uuid.uuid4().hex}"
-        conn.register(view, body)
-        try:
+        with arrow_view(conn, body) as view:
             conn.execute(f"DELETE FROM experiment_results AS r USING {view} AS v WHERE {match}")
             conn.execute(f"INSERT INTO experiment_results SELECT * FROM {view}")
-        finally:
-            unregister_quietly(conn, view)
 
     return write
 

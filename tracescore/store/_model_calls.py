@@ -20,7 +20,7 @@ from typing import Any
 
 from ._arrow import rows_table
 from ._traces_table import STALE_PREDICATE, TOTALS, exact_update_sql
-from ._writer import unregister_quietly
+from ._views import arrow_view
 
 
 def ready_query(
@@ -91,31 +91,20 @@ def write_recompute(
                 [replace_ids],
             )
         if turn_table is not None:
-            conn.register("__tracescore_session_turns", turn_table)
-            try:
-                conn.execute("INSERT INTO session_turns SELECT * FROM __tracescore_session_turns")
-            finally:
-                unregister_quietly(conn, "__tracescore_session_turns")
+            with arrow_view(conn, turn_table) as view:
+                conn.execute(f"INSERT INTO session_turns SELECT * FROM {view}")
         if call_table is not None:
-            conn.register("__tracescore_model_calls", call_table)
-            try:
-                conn.execute(
-                    "INSERT OR REPLACE INTO model_calls SELECT * FROM __tracescore_model_calls"
-                )
-            finally:
-                unregister_quietly(conn, "__tracescore_model_calls")
+            with arrow_view(conn, call_table) as view:
+                conn.execute(f"INSERT OR REPLACE INTO model_calls SELECT * FROM {view}")
         if trace_table is None:
             return 0
         conn.execute(exact, [since, trace_ids])
-        conn.register("__tracescore_traces", trace_table)
-        try:
+        with arrow_view(conn, trace_table) as view:
             conn.execute(
-                f"UPDATE traces SET {totals} FROM __tracescore_traces n "
+                f"UPDATE traces SET {totals} FROM {view} n "
                 "WHERE traces.trace_id = n.trace_id AND traces.first_received_at >= ?",
                 [since],
             )
-        finally:
-            unregister_quietly(conn, "__tracescore_traces")
         return int(trace_table.num_rows)
 
     return write

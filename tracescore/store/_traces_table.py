@@ -24,7 +24,7 @@ from typing import Any
 
 from ._trace_batch import aggregate_by_trace
 from ._trace_index import NOT_STORED, TraceIndex, from_micros, to_micros, trace_hashes
-from ._views import ArrowSlot
+from ._views import arrow_view
 
 TRACES: tuple[tuple[str, str], ...] = (
     ("trace_id", "VARCHAR NOT NULL"),
@@ -140,8 +140,6 @@ _INSERT_NEW = f"INSERT INTO traces ({_COLUMNS}) SELECT {_NEW_ROWS} FROM {{source
 _INSERT_MISSING = (f"INSERT INTO traces ({_COLUMNS}) SELECT {_NEW_ROWS} FROM {{source}} "
                    "WHERE NOT list_contains(?::VARCHAR[], trace_id)")
 
-_BATCH_VIEW = "__tracescore_trace_batch"
-
 
 class TracesConflict(Exception):
     """A batch's trace was not where the trace index said; the writer runs the transaction
@@ -169,18 +167,15 @@ class TracesMaintainer:
         self.index = TraceIndex(hash_bits=hash_bits)
         self._loaded = False
         self._staged: tuple[Any, Any] | None = None
-        self._batch = ArrowSlot(_BATCH_VIEW)
 
     def load(self, conn: Any) -> None:
         """Read which traces ``conn``'s table holds (one scan of two columns of ``traces``)."""
         self.index.load(conn)
         self._loaded = True
 
-    def connected(self, conn: Any) -> None:
-        """The writer has a new connection ``conn`` (at start, and after it reopened the
-        database): the batch view is registered on it, and the index is read from it again
-        before the next batch (a commit that failed may or may not have been kept)."""
-        self._batch.attach(conn)
+    def reopened(self) -> None:
+        """The writer reopened the database: read the index from it again before the next
+        batch (a commit that failed may or may not have been kept)."""
         self._loaded = False
         self._staged = None
 
@@ -202,9 +197,9 @@ class TracesMaintainer:
         hashes = self.index.masked(trace_hashes(conn, ids))
         now = to_micros(received_at)
         if exact:
-            with self._batch.holding(batch):
-                found = conn.execute(_UPDATE_ANY.format(source=_BATCH_VIEW)).fetchall()
-                conn.execute(_INSERT_MISSING.format(source=_BATCH_VIEW),
+            with arrow_view(conn, batch) as view:
+                found = conn.execute(_UPDATE_ANY.format(source=view)).fetchall()
+                conn.execute(_INSERT_MISSING.format(source=view),
                              [[trace_id for trace_id, _ in found]])
             stored = {trace_id: first for trace_id, first in found}
             firsts = [to_micros(stored[trace_id]) if trace_id in stored else now
@@ -218,15 +213,15 @@ class TracesMaintainer:
             since = from_micros(int(firsts[known].min()))
             mask = pa.array(known)
             updates = batch.filter(mask)
-            with self._batch.holding(updates):
-                done = conn.execute(_UPDATE_KNOWN.format(source=_BATCH_VIEW),
+            with arrow_view(conn, updates) as view:
+                done = conn.execute(_UPDATE_KNOWN.format(source=view),
                                     [since]).fetchone()
             if not done or int(done[0]) != updates.num_rows:
                 raise TracesConflict("a trace the index holds was not found where it was stored")
             batch = batch.filter(pc.invert(mask))
         if batch.num_rows:
-            with self._batch.holding(batch):
-                conn.execute(_INSERT_NEW.format(source=_BATCH_VIEW))
+            with arrow_view(conn, batch) as view:
+                conn.execute(_INSERT_NEW.format(source=view))
         self._staged = (hashes[~known], np.full(int((~known).sum()), now, dtype=np.int64))
         return since
 

@@ -27,7 +27,7 @@ its commit (the store keeps its ``traces`` table with it, ``_traces_table.py``).
 earliest arrival a stored span of the batch's traces can have (None: every trace is new), which
 bounds the duplicate check below. A hook that raises ``TracesConflict`` gets the transaction
 run again with ``exact=True`` (``WriterStats.traces_exact_retries``); after a reopen the writer
-calls ``span_hook.connected(conn)`` with each connection it uses (the first one at start).
+calls ``span_hook.reopened()``.
 
 Checkpoints never run inside a request's commit. The store raises DuckDB's
 ``checkpoint_threshold`` far above what the writer lets the WAL grow to, and the writer
@@ -74,7 +74,7 @@ from ._fatal import first_line, is_disk_full, is_fatal, is_out_of_memory
 from ._schema import column_names
 from ._span_dedupe import has_repeated_keys, insert_new_spans_sql
 from ._traces_table import TracesConflict
-from ._views import ArrowSlot, unregister_quietly
+from ._views import ViewPool, arrow_view
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +99,8 @@ class SpanHook(Protocol):
     def committed(self) -> None:
         """The transaction of the last call committed."""
 
-    def connected(self, conn: Any) -> None:
-        """The writer uses the new connection ``conn`` (at start, and after reopening the
-        database), outside any transaction: register views, forget what was learnt."""
+    def reopened(self) -> None:
+        """The writer reopened the database (after a fatal error): forget what was learnt."""
 
 
 @dataclass(slots=True)
@@ -180,9 +179,8 @@ class Writer:
         checkpoint: CheckpointPolicy | None = None,
         refresh: Callable[[], Any] | None = None,
     ) -> None:
-        self._views = {name: ArrowSlot(f"__tracescore_{name}") for name in _TARGETS}
-        """The Arrow view each kind of batch is inserted from, registered on every connection
-        the writer uses (``_connected``)."""
+        self._pool = ViewPool()
+        """Arrow views registered on every connection the writer uses (``_views.py``)."""
         self._refresh = refresh
         self._checkpoints_since_open = 0
         self._wal_path = wal_path
@@ -190,7 +188,8 @@ class Writer:
         self._last_write = time.monotonic()
         self._last_checkpoint = time.monotonic()
         self._span_hook = span_hook
-        self._connected(conn)
+        self._conn = conn
+        self._pool.connect(conn)
         self._last_stamp = datetime.min  # noqa: DTZ901 - naive UTC, as the tables store
         self._max_pending_bytes = max_pending_bytes
         self._max_batch_bytes = max_batch_bytes
@@ -395,6 +394,7 @@ class Writer:
             self.stats.wal_bytes = wal_bytes(self._wal_path)
 
     def _run(self) -> None:
+        self._pool.serve()
         if self._wal_path is not None and wal_bytes(self._wal_path):
             # A WAL left by a crash was replayed into memory at open: fold it into the file
             # before the first write, so that memory is not held under load that never idles.
@@ -534,13 +534,11 @@ class Writer:
         log.warning("the database was reopened after a fatal error; writes resume")
 
     def _connected(self, conn: Any) -> None:
-        """Use ``conn`` from now on (a fresh connection): register the batch views on it and
-        tell the span hook."""
+        """Use ``conn`` (a fresh connection, after reopening the database) from now on."""
         self._conn = conn
-        for view in self._views.values():
-            view.attach(conn)
+        self._pool.connect(conn)
         if self._span_hook is not None:
-            self._span_hook.connected(conn)
+            self._span_hook.reopened()
 
     def _run_fn(self, job: _Job) -> None:
         conn = self._conn
@@ -633,7 +631,7 @@ class Writer:
         try:
             for name, table in parts:
                 columns, select = _TARGETS[name]
-                with self._views[name].holding(table) as view:
+                with arrow_view(conn, table) as view:
                     if name == "spans":
                         sql = self._span_insert(conn, view, table, received_at, exact=exact)
                     else:
@@ -695,4 +693,4 @@ def _rollback(conn: Any) -> None:
         pass
 
 
-__all__ = ["Writer", "WriterStats", "unregister_quietly"]
+__all__ = ["Writer", "WriterStats"]
