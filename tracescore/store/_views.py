@@ -1,12 +1,13 @@
 """Arrow tables read by name in DuckDB statements (``arrow_view``).
 
 Registering a view and dropping it changes DuckDB's catalog twice, about 0.7 ms of CPU per
-statement, which was a third of a small span commit. The writer therefore registers a few views
-once per connection (``ViewPool``), each reading whichever Arrow table it holds at the moment
-(through the Arrow stream protocol, which DuckDB reads anew, schema too, at every statement),
-and ``arrow_view`` lends one of them to a statement run on the writer's thread and connection.
-Anywhere else (a read connection, the store before its writer starts) it registers the table
-for the statement and drops it afterwards, as before.
+statement (a small span commit ran two or three: 12-17 % of its CPU, docs/server.md). The
+writer therefore registers a few views once per connection (``ViewPool``), each reading
+whichever Arrow table it holds at the moment (through the Arrow stream protocol, which DuckDB
+reads anew, schema too, at every statement), and ``arrow_view`` lends one of them to a
+statement run on the writer's thread and connection. Anywhere else (a read connection, the
+store before its writer starts) it registers the table for the statement and drops it
+afterwards, as before.
 """
 
 from __future__ import annotations
