@@ -37,7 +37,6 @@ from ._errors import (
     WriteQueueFull,
 )
 from ._experiment_rows import experiment_writer, insert_arrow
-from ._views import arrow_view
 from ._guard import check_sql, json_safe
 from ._judge_cache import StoreJudgeCache
 from ._model_calls import ready_query, stale_count_sql, write_recompute
@@ -48,6 +47,7 @@ from ._schema import MIGRATIONS, PRIMARY_KEYS, SCHEMA_VERSION, TABLES, column_na
 from ._sql_slots import SqlSlots
 from ._store import LOG_ROWS_SELECT, SPAN_ROWS_SELECT, Store, score_rows_writer
 from ._traces_table import STALE_PREDICATE
+from ._views import arrow_view
 from ._wal import WalReport, inspect_wal
 from ._writer import WriterStats
 

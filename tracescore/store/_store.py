@@ -449,7 +449,8 @@ class Store:
         """Run ``fn(conn)`` on the writer thread inside one transaction; return its result.
 
         The transaction commits when ``fn`` returns and rolls back if it raises. Insert through
-        Arrow (``insert_arrow``, or ``arrow_view`` for other statements) for many rows. ``fn`` must not wait for the store itself.
+        Arrow (``insert_arrow``, or ``arrow_view`` for other statements) for many rows. ``fn``
+        must not wait for the store itself.
         """
         result: T = await asyncio.wrap_future(self._submit("fn", fn, 0))
         return result

@@ -103,7 +103,7 @@ def arrow_view(conn: Any, table: Any) -> Iterator[str]:
     block."""
     pool: ViewPool | None = getattr(_thread, "pool", None)
     slot = pool.take(conn) if pool is not None else None
-    if slot is None:
+    if pool is None or slot is None:
         name = f"__tracescore_view_{uuid.uuid4().hex}"
         conn.register(name, table)
         try:
@@ -111,7 +111,6 @@ def arrow_view(conn: Any, table: Any) -> Iterator[str]:
         finally:
             unregister_quietly(conn, name)
         return
-    assert pool is not None
     try:
         with slot.holding(table) as name:
             yield name
